@@ -1,0 +1,210 @@
+package meridian
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kind describes one entity type. The engine, the REST routes and the schemas are all
+// driven by Kinds: adding a kind adds no CRUD code.
+type Kind struct {
+	// Name is the entity type, e.g. "table".
+	Name string
+	// Collection is the REST path below /v1, e.g. "tables" or "services/mcpServices".
+	Collection string
+	// Parents are the ways a create body names its parent. The first rule whose field is
+	// present wins; the FQN is then the parent FQN plus the quoted name. With no rules the
+	// kind is top level and its FQN is its quoted name.
+	Parents []ParentRule
+	// ParentRequired makes a create body without any parent field invalid.
+	ParentRequired bool
+	// Inherit names reference fields copied from the parent document on create, for
+	// example a table takes "database", "service" and "serviceType" from its schema.
+	Inherit []string
+	// Fields are the values accepted by ?fields=. Each is omitted from answers unless
+	// requested. Relationship fields (see RelationFields) are kept in the relationship
+	// store; the others are stored in the document.
+	Fields []string
+	// SoftDelete is true when DELETE without hardDelete keeps the entity as deleted.
+	SoftDelete bool
+	// HardDeleteNoContent makes a hard delete answer 204 with no body.
+	HardDeleteNoContent bool
+	// Filters are the list query parameters this kind accepts.
+	Filters []Filter
+	// Secrets are top-level object fields whose secret values are encrypted at rest and
+	// masked in answers to callers who may not see them.
+	Secrets []string
+	// Validate checks rules the JSON Schema cannot express. It returns EInvalid errors.
+	Validate func(e Entity) error
+	// Locate computes the parent and the FQN when the parent rules do not apply (test
+	// cases take theirs from the entity link). It may set other derived fields.
+	Locate func(e Entity) (Location, error)
+	// Prepare runs on create and update after the parent is resolved; parent is the
+	// parent document with its relationship fields, or nil for a top-level kind. It may
+	// set defaults (a glossary term with reviewers starts as Draft).
+	Prepare func(e, parent Entity) error
+	// Refs are single reference fields resolved on write to full references: a create
+	// body may name the target by FQN string, or by an object with id or
+	// fullyQualifiedName. The value lists the entity types the field may point at.
+	Refs map[string][]string
+	// Immutable lists fields that PATCH and PUT may not change, besides id, name,
+	// fullyQualifiedName and deleted.
+	Immutable []string
+}
+
+// Location is where an entity sits: its parent (kind and FQN; empty for top level) and,
+// when it is not the parent FQN plus the quoted name, its own FQN.
+type Location struct {
+	ParentKind string
+	ParentFQN  string
+	FQN        string
+}
+
+// ParentRule is one way a create body names the parent: Field holds the parent's FQN (or
+// a reference object) and Kind is the parent's entity type.
+type ParentRule struct {
+	Field string
+	Kind  string
+}
+
+// Filter is a list query parameter. With Prefix the value is an ancestor FQN and matches
+// every entity below it; otherwise it must equal the top-level document Field (or be an
+// element of it when the field is an array).
+type Filter struct {
+	Param  string
+	Field  string
+	Prefix bool
+}
+
+// RelationFields are the reference-list fields kept in the relationship store, with the
+// entity types they may point at.
+var RelationFields = map[string][]string{
+	"owners":       {"user", "team"},
+	"followers":    {"user"},
+	"domains":      {"domain"},
+	"reviewers":    {"user", "team"},
+	"experts":      {"user"},
+	"dataProducts": {"dataProduct"},
+}
+
+// SystemFields are set by the engine; a create or PUT body may carry them (a document
+// fetched and sent back) but they are ignored.
+var SystemFields = []string{"id", "fullyQualifiedName", "version", "updatedAt", "updatedBy", "href",
+	"changeDescription", "incrementalChangeDescription", "deleted", "followers", "votes"}
+
+// HasField reports whether name is accepted in ?fields= for this kind.
+func (k *Kind) HasField(name string) bool {
+	for _, f := range k.Fields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// IsRelationField reports whether the field is one of this kind's relationship fields.
+func (k *Kind) IsRelationField(name string) bool {
+	_, ok := RelationFields[name]
+	return ok && k.HasField(name)
+}
+
+// ParseFields parses a ?fields= value: a comma list, spaces stripped, "*" for every
+// field. An unknown field is EInvalid "Invalid field name X".
+func (k *Kind) ParseFields(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return out, nil
+	}
+	if s == "*" {
+		for _, f := range k.Fields {
+			out[f] = true
+		}
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !k.HasField(f) {
+			return nil, Errorf(EInvalid, "Invalid field name %s", f)
+		}
+		out[f] = true
+	}
+	return out, nil
+}
+
+// Registry holds every kind, by name and by collection.
+type Registry struct {
+	byName       map[string]*Kind
+	byCollection map[string]*Kind
+	kinds        []*Kind
+}
+
+// NewRegistry builds a registry and checks that names, collections and parent kinds are
+// consistent.
+func NewRegistry(kinds ...*Kind) (*Registry, error) {
+	r := &Registry{byName: map[string]*Kind{}, byCollection: map[string]*Kind{}}
+	for _, k := range kinds {
+		if k.Name == "" || k.Collection == "" {
+			return nil, fmt.Errorf("kind %q: name and collection are required", k.Name)
+		}
+		if _, dup := r.byName[k.Name]; dup {
+			return nil, fmt.Errorf("kind %q registered twice", k.Name)
+		}
+		if _, dup := r.byCollection[k.Collection]; dup {
+			return nil, fmt.Errorf("collection %q registered twice", k.Collection)
+		}
+		r.byName[k.Name] = k
+		r.byCollection[k.Collection] = k
+		r.kinds = append(r.kinds, k)
+	}
+	for _, k := range kinds {
+		for _, p := range k.Parents {
+			if _, ok := r.byName[p.Kind]; !ok {
+				return nil, fmt.Errorf("kind %q: unknown parent kind %q", k.Name, p.Kind)
+			}
+		}
+	}
+	sort.Slice(r.kinds, func(i, j int) bool { return r.kinds[i].Name < r.kinds[j].Name })
+	return r, nil
+}
+
+// Kind returns the kind with this entity type name.
+func (r *Registry) Kind(name string) (*Kind, bool) {
+	k, ok := r.byName[name]
+	return k, ok
+}
+
+// MustKind returns the kind with this name, or an EInvalid error naming it.
+func (r *Registry) MustKind(name string) (*Kind, error) {
+	if k, ok := r.byName[name]; ok {
+		return k, nil
+	}
+	return nil, Errorf(EInvalid, "Unknown entity type %s", name)
+}
+
+// ByCollection returns the kind served at a collection path.
+func (r *Registry) ByCollection(c string) (*Kind, bool) {
+	k, ok := r.byCollection[c]
+	return k, ok
+}
+
+// Kinds returns every kind, sorted by name.
+func (r *Registry) Kinds() []*Kind { return r.kinds }
+
+// Children returns the kinds whose parent rules name kind.
+func (r *Registry) Children(kind string) []*Kind {
+	var out []*Kind
+	for _, k := range r.kinds {
+		for _, p := range k.Parents {
+			if p.Kind == kind {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}

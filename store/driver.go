@@ -1,0 +1,156 @@
+// Package store is Meridian's entity engine, written once over a narrow Driver: create,
+// create-or-update with OpenMetadata's merge rules, JSON Patch, versions and
+// changeDescription, soft, hard and recursive delete, restore, followers, relationships
+// and the transactional outbox. The SQL lives in the drivers (store/sqlite,
+// store/postgres); the rules live here.
+package store
+
+import (
+	"context"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// Driver opens transactions on a database. Every write the engine makes commits in one
+// transaction: the entity row, its version snapshot, its relationships and its change
+// event.
+type Driver interface {
+	// Begin starts a transaction. A writable transaction takes the write lock at once,
+	// so two writers never deadlock upgrading a read lock.
+	Begin(ctx context.Context, writable bool) (Tx, error)
+	// Close releases the database.
+	Close() error
+}
+
+// Row is one stored entity. Doc holds the document without its relationship fields.
+type Row struct {
+	ID        string
+	Kind      string
+	Name      string
+	FQN       string
+	Version   meridian.Version
+	UpdatedAt int64
+	UpdatedBy string
+	Deleted   bool
+	Doc       []byte
+}
+
+// Include selects rows by their deleted flag.
+type Include string
+
+// Include values.
+const (
+	IncludeNonDeleted Include = "non-deleted"
+	IncludeDeleted    Include = "deleted"
+	IncludeAll        Include = "all"
+)
+
+// Cursor is a position in a list ordered by name, then id.
+type Cursor struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}
+
+// Condition restricts a list. With Prefix, the row FQN must start with Value plus a
+// dot. Otherwise the top-level document field Field must equal Value, or hold it as an
+// element when the field is an array.
+type Condition struct {
+	Field  string
+	Value  string
+	Prefix bool
+}
+
+// ListQuery selects one page of one kind, ordered by name then id. After and Before
+// are exclusive bounds; with Before the driver returns the rows just before the bound,
+// still in ascending order. Limit 0 returns no rows but still counts them.
+type ListQuery struct {
+	Kind       string
+	Include    Include
+	Conditions []Condition
+	After      *Cursor
+	Before     *Cursor
+	Limit      int
+}
+
+// Relation is a typed edge between two entities, for example contains (parent to
+// child), owners (entity to owner), followers (entity to user) or upstream (lineage).
+type Relation struct {
+	FromID   string
+	FromKind string
+	ToID     string
+	ToKind   string
+	Type     string
+	Doc      []byte // optional edge details (lineage)
+}
+
+// RelationQuery selects relations: every set field must match.
+type RelationQuery struct {
+	FromID string
+	ToID   string
+	Type   string
+}
+
+// Token is a stored API token. Only its hash is kept.
+type Token struct {
+	ID        string
+	Hash      string
+	UserName  string
+	Name      string
+	TokenType string
+	CreatedAt int64
+	ExpiresAt int64 // 0: never
+	Revoked   bool
+}
+
+// Tx is one transaction. Methods return *meridian.Error values with ENotFound for a
+// missing row, EConflict for a duplicate (kind, FQN) and EPreconditionFailed when an
+// Update finds another version than it expected.
+type Tx interface {
+	// Get reads a row by id. An empty kind matches any kind.
+	Get(ctx context.Context, kind, id string) (Row, error)
+	// GetByFQN reads a row by kind and FQN.
+	GetByFQN(ctx context.Context, kind, fqn string) (Row, error)
+	// Insert adds a new row. A duplicate (kind, FQN) or id is EConflict.
+	Insert(ctx context.Context, r Row) error
+	// Update replaces a row whose stored version is expect. Otherwise it is
+	// EPreconditionFailed and nothing is written.
+	Update(ctx context.Context, r Row, expect meridian.Version) error
+	// Remove deletes a row, its version snapshots and every relation touching it.
+	Remove(ctx context.Context, id string) error
+	// List returns one page and the count of every row matching the query.
+	List(ctx context.Context, q ListQuery) ([]Row, int, error)
+
+	// PutVersion stores the full snapshot of an entity at a version.
+	PutVersion(ctx context.Context, id string, v meridian.Version, doc []byte) error
+	// Versions returns every snapshot of an entity, newest first.
+	Versions(ctx context.Context, id string) ([][]byte, error)
+	// Version returns one snapshot, ENotFound when there is none.
+	Version(ctx context.Context, id string, v meridian.Version) ([]byte, error)
+
+	// Relate adds a relation; adding an existing one replaces its Doc.
+	Relate(ctx context.Context, r Relation) error
+	// Unrelate removes a relation; removing a missing one is not an error.
+	Unrelate(ctx context.Context, r Relation) error
+	// Relations lists the relations matching the query, oldest first.
+	Relations(ctx context.Context, q RelationQuery) ([]Relation, error)
+
+	// AppendEvent adds a change event to the outbox.
+	AppendEvent(ctx context.Context, e meridian.ChangeEvent) error
+	// Events lists outbox events with a sequence number above after, oldest first.
+	Events(ctx context.Context, after int64, limit int) ([]meridian.ChangeEvent, error)
+
+	// PutToken stores a token; TokenByHash finds one; RevokeToken marks one revoked
+	// (ENotFound if missing); Tokens lists a user's tokens.
+	PutToken(ctx context.Context, t Token) error
+	TokenByHash(ctx context.Context, hash string) (Token, error)
+	RevokeToken(ctx context.Context, id string) error
+	Tokens(ctx context.Context, userName string) ([]Token, error)
+
+	// Setting and PutSetting read and write a small key-value table (signing keys,
+	// seeded data markers). Setting returns ENotFound when the key is absent.
+	Setting(ctx context.Context, key string) (string, error)
+	PutSetting(ctx context.Context, key, value string) error
+
+	Commit() error
+	Rollback() error
+}
