@@ -1,0 +1,396 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// KeySetting is the settings key under which the HS256 signing key is kept, base64
+// encoded. Keeping it in the database lets several replicas on one database share it.
+const KeySetting = "auth.jwt.key"
+
+// DefaultIssuer is the issuer New uses when it is given an empty one.
+const DefaultIssuer = "meridian"
+
+// maxTokenLen bounds the raw token Verify will look at; real tokens are well under 2 KB.
+const maxTokenLen = 16 << 10
+
+// maxExpiry is the longest lifetime ParseExpiry accepts: 100 years.
+const maxExpiry = 36500 * 24 * time.Hour
+
+// Subject is who a token is issued to.
+type Subject struct {
+	ID     string   // user or bot entity id (claim uid)
+	Name   string   // user or bot name (claim sub)
+	Email  string   // claim email
+	Roles  []string // claim roles
+	IsBot  bool     // claim isBot
+	Scopes []string // claim scope, space separated; empty means every scope
+}
+
+// Authority issues, verifies and revokes HS256 JWTs. Only the SHA-256 of each issued
+// token is stored; a token whose hash is not in the store is refused, so revocation is
+// immediate. It is safe for concurrent use.
+type Authority struct {
+	db     store.Driver
+	issuer string
+	key    []byte
+	now    func() time.Time
+}
+
+// New returns an Authority for issuer. It loads the signing key from the settings table
+// (KeySetting), or creates a random 32-byte key there on first use. An empty issuer
+// means DefaultIssuer.
+func New(ctx context.Context, db store.Driver, issuer string) (*Authority, error) {
+	if db == nil {
+		return nil, meridian.Errorf(meridian.EInternal, "auth: no store")
+	}
+	if issuer == "" {
+		issuer = DefaultIssuer
+	}
+	key, err := loadKey(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &Authority{db: db, issuer: issuer, key: key, now: time.Now}, nil
+}
+
+// Issuer returns the iss claim of the tokens this Authority issues and accepts.
+func (a *Authority) Issuer() string { return a.issuer }
+
+// loadKey reads the signing key; when there is none it creates one in a writable
+// transaction and reads it back, so that two replicas starting together end up with
+// the same key.
+func loadKey(ctx context.Context, db store.Driver) ([]byte, error) {
+	key, err := readKey(ctx, db)
+	if err == nil || meridian.ErrorCode(err) != meridian.ENotFound {
+		return key, err
+	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, fmt.Errorf("auth: generate signing key: %w", err)
+	}
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	_, err = tx.Setting(ctx, KeySetting)
+	switch meridian.ErrorCode(err) {
+	case "": // another replica created it meanwhile
+		_ = tx.Rollback()
+	case meridian.ENotFound:
+		if err := tx.PutSetting(ctx, KeySetting, base64.StdEncoding.EncodeToString(fresh)); err != nil {
+			_ = tx.Rollback()
+			return nil, err
+		}
+		if err := tx.Commit(); err != nil {
+			// A concurrent writer may have won; fall through and read its key.
+			if key, rerr := readKey(ctx, db); rerr == nil {
+				return key, nil
+			}
+			return nil, err
+		}
+	default:
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return readKey(ctx, db)
+}
+
+func readKey(ctx context.Context, db store.Driver) ([]byte, error) {
+	tx, err := db.Begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	v, err := tx.Setting(ctx, KeySetting)
+	if err != nil {
+		return nil, err
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("auth: setting %s does not hold a base64 key of at least 32 bytes", KeySetting)
+	}
+	return key, nil
+}
+
+// Issue signs a token for s and stores its hash. tokenType is meridian.TokenTypeBot or
+// meridian.TokenTypePersonal; ttl 0 means the token never expires (no exp claim).
+// tokenName is a label shown in token lists. It returns the raw token, which is never
+// stored and cannot be retrieved later, and the stored record (ID is the jti claim).
+// Errors: EInvalid for a bad subject, token type or ttl.
+func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl time.Duration, tokenName string) (string, store.Token, error) {
+	if strings.TrimSpace(s.Name) == "" {
+		return "", store.Token{}, meridian.Errorf(meridian.EInvalid, "A token needs a subject name")
+	}
+	if tokenType != meridian.TokenTypeBot && tokenType != meridian.TokenTypePersonal {
+		return "", store.Token{}, meridian.Errorf(meridian.EInvalid,
+			"Invalid token type %q: use %s or %s", tokenType, meridian.TokenTypeBot, meridian.TokenTypePersonal)
+	}
+	if ttl < 0 {
+		return "", store.Token{}, meridian.Errorf(meridian.EInvalid, "Token expiry must be positive, or never")
+	}
+	now := a.now()
+	jti := uuid.NewString()
+	roles := s.Roles
+	if roles == nil {
+		roles = []string{}
+	}
+	claims := jwt.MapClaims{
+		"sub":       s.Name,
+		"iss":       a.issuer,
+		"roles":     roles,
+		"email":     s.Email,
+		"isBot":     s.IsBot,
+		"tokenType": tokenType,
+		"iat":       now.Unix(),
+		"jti":       jti,
+	}
+	if s.ID != "" {
+		claims["uid"] = s.ID
+	}
+	if len(s.Scopes) > 0 {
+		claims["scope"] = strings.Join(s.Scopes, " ")
+	}
+	var expiresAt int64
+	if ttl > 0 {
+		// exp has one-second precision; store the same instant so both checks agree.
+		exp := now.Add(ttl).Unix()
+		claims["exp"] = exp
+		expiresAt = exp * 1000
+	}
+	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.key)
+	if err != nil {
+		return "", store.Token{}, fmt.Errorf("auth: sign token: %w", err)
+	}
+	t := store.Token{
+		ID:        jti,
+		Hash:      hashToken(raw),
+		UserName:  s.Name,
+		Name:      tokenName,
+		TokenType: tokenType,
+		CreatedAt: now.UnixMilli(),
+		ExpiresAt: expiresAt,
+	}
+	tx, err := a.db.Begin(ctx, true)
+	if err != nil {
+		return "", store.Token{}, err
+	}
+	if err := tx.PutToken(ctx, t); err != nil {
+		_ = tx.Rollback()
+		return "", store.Token{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return "", store.Token{}, err
+	}
+	return raw, t, nil
+}
+
+// Verify checks a raw token (without the "Bearer " prefix) and returns its principal.
+// Only HS256 tokens signed with this Authority's key and issuer are accepted, and only
+// while their hash is stored and not revoked. Every refusal is EUnauthorized, with one
+// of the messages "Missing token", "Token has expired", "Token has been revoked",
+// "Invalid token: malformed", "Invalid token: signature is invalid",
+// "Invalid token: signing method not allowed", "Invalid token: issuer" or
+// "Invalid token: claims are invalid". A store failure is returned as it is.
+func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Principal, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, unauthorized("Invalid token: malformed")
+		}
+	}()
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, unauthorized("Missing token")
+	}
+	if len(raw) > maxTokenLen {
+		return nil, unauthorized("Invalid token: malformed")
+	}
+	claims := jwt.MapClaims{}
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(a.issuer),
+		jwt.WithTimeFunc(a.now),
+	)
+	tok, err := parser.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return a.key, nil })
+	if err != nil {
+		return nil, classify(tok, err)
+	}
+	p, err = principalOf(claims)
+	if err != nil {
+		return nil, err
+	}
+
+	tx, err := a.db.Begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.TokenByHash(ctx, hashToken(raw))
+	_ = tx.Rollback()
+	switch {
+	case meridian.ErrorCode(err) == meridian.ENotFound:
+		return nil, unauthorized("Token has been revoked")
+	case err != nil:
+		return nil, err
+	case t.Revoked:
+		return nil, unauthorized("Token has been revoked")
+	case t.ExpiresAt != 0 && a.now().UnixMilli() >= t.ExpiresAt:
+		return nil, unauthorized("Token has expired")
+	}
+	if p.TokenType == "" {
+		p.TokenType = t.TokenType
+	}
+	return p, nil
+}
+
+// classify turns a jwt parse error into the caller-facing EUnauthorized error.
+func classify(tok *jwt.Token, err error) error {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return unauthorized("Invalid token: malformed")
+	case tok != nil && (tok.Method == nil || tok.Method.Alg() != jwt.SigningMethodHS256.Alg()):
+		// alg missing, unknown, "none", or another algorithm.
+		return unauthorized("Invalid token: signing method not allowed")
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return unauthorized("Invalid token: signature is invalid")
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return unauthorized("Token has expired")
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer),
+		errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return unauthorized("Invalid token: issuer")
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return unauthorized("Invalid token: not valid yet")
+	}
+	return unauthorized("Invalid token: claims are invalid")
+}
+
+// principalOf reads the verified claims.
+func principalOf(c jwt.MapClaims) (*meridian.Principal, error) {
+	bad := unauthorized("Invalid token: claims are invalid")
+	p := &meridian.Principal{}
+	var ok bool
+	if p.Name, ok = c["sub"].(string); !ok || strings.TrimSpace(p.Name) == "" {
+		return nil, bad
+	}
+	str := func(key string, dst *string) bool {
+		v, present := c[key]
+		if !present || v == nil {
+			return true
+		}
+		*dst, ok = v.(string)
+		return ok
+	}
+	var scope string
+	if !str("uid", &p.ID) || !str("email", &p.Email) || !str("tokenType", &p.TokenType) || !str("scope", &scope) {
+		return nil, bad
+	}
+	p.Scopes = strings.Fields(scope)
+	if v, present := c["isBot"]; present && v != nil {
+		if p.IsBot, ok = v.(bool); !ok {
+			return nil, bad
+		}
+	}
+	switch roles := c["roles"].(type) {
+	case nil:
+	case []any:
+		for _, r := range roles {
+			s, ok := r.(string)
+			if !ok {
+				return nil, bad
+			}
+			p.Roles = append(p.Roles, s)
+		}
+	default:
+		return nil, bad
+	}
+	return p, nil
+}
+
+// Revoke marks a token revoked by its id (the jti claim). Errors: ENotFound.
+func (a *Authority) Revoke(ctx context.Context, tokenID string) error {
+	if tokenID == "" {
+		return meridian.Errorf(meridian.ENotFound, "Token instance for %s not found", tokenID)
+	}
+	tx, err := a.db.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	if err := tx.RevokeToken(ctx, tokenID); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Tokens lists the tokens issued to a user or bot, as the store keeps them.
+func (a *Authority) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
+	tx, err := a.db.Begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	return tx.Tokens(ctx, userName)
+}
+
+// ParseExpiry parses a token lifetime as the CLI and REST accept it: "never" or
+// "Unlimited" (any case) is 0, meaning no expiry; "30d", "12h" and "90m" are days,
+// hours and minutes; a bare number such as "30" is days, as OpenMetadata's
+// JWTTokenExpiry values "7", "30", "60" and "90" are. Anything else, a zero or negative
+// lifetime, or one over 100 years is EInvalid.
+func ParseExpiry(s string) (time.Duration, error) {
+	in := strings.TrimSpace(s)
+	switch strings.ToLower(in) {
+	case "never", "unlimited":
+		return 0, nil
+	}
+	bad := meridian.Errorf(meridian.EInvalid,
+		"Invalid token expiry %q: use a number of days (30), a duration such as 30d, 12h or 90m, or never", s)
+	if in == "" {
+		return 0, bad
+	}
+	unit := 24 * time.Hour
+	num := in
+	switch in[len(in)-1] {
+	case 'd', 'D':
+		num = in[:len(in)-1]
+	case 'h', 'H':
+		unit, num = time.Hour, in[:len(in)-1]
+	case 'm', 'M':
+		unit, num = time.Minute, in[:len(in)-1]
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, bad
+	}
+	if n <= 0 {
+		return 0, meridian.Errorf(meridian.EInvalid, "Invalid token expiry %q: it must be positive, or never", s)
+	}
+	if n > int64(maxExpiry/unit) || n > math.MaxInt64/int64(unit) {
+		return 0, meridian.Errorf(meridian.EInvalid, "Invalid token expiry %q: at most 36500 days", s)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+func hashToken(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+func unauthorized(msg string) *meridian.Error {
+	return &meridian.Error{Code: meridian.EUnauthorized, Message: msg}
+}

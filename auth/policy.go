@@ -1,0 +1,121 @@
+// Package auth issues and verifies Meridian's API tokens, decides what a principal may
+// do, and encrypts secrets at rest.
+//
+// # Tokens
+//
+// Authority signs HS256 JWTs with a 32-byte key kept in the store's settings table
+// (auth.jwt.key), so replicas on one database share it. Claims are sub (user or bot
+// name), iss, roles, email, isBot, tokenType (BOT or PERSONAL_ACCESS), iat, exp (absent
+// for a token that never expires), jti (the token id), uid (the user or bot entity id)
+// and scope (space separated, only when the token is scoped). Only the SHA-256 of a raw
+// token is stored; a token is accepted only while its hash is stored, not revoked and
+// not expired, so a revocation takes effect at once. Only HS256 is accepted: "none"
+// and RS/ES/PS tokens are refused.
+//
+// # Authorization
+//
+// Policy implements store.Policy with these rules, checked in order:
+//
+//  1. No principal: EUnauthorized "Missing token".
+//  2. A token scoped to metadata:read only (Principal.ReadOnly) may View and
+//     SeeSecrets (the latter still subject to rule 4); every other operation, Follow
+//     included, is EForbidden "Token scope metadata:read does not allow <op>".
+//  3. Admin may do everything.
+//  4. SeeSecrets: admins and bots only.
+//  5. Kinds user, team and bot: only admins may Create, Delete or HardDelete them.
+//     Anyone may View and Follow them. Edit is allowed to admins, to a user on their
+//     own user entity (entity id == principal id), and to the entity's owners (a team's
+//     owners may edit the team). Which fields may change (roles, for example) is the
+//     engine's business, not the policy's.
+//  6. DataSteward: View, Follow, Create, Edit and Delete (soft) on every other kind;
+//     never HardDelete.
+//  7. DataConsumer, and any principal with no known role: View and Follow; Edit and
+//     Delete (soft) only on entities they own; no Create; no HardDelete.
+//
+// A principal owns an entity when one of its owners is an EntityRef of type "user"
+// whose id is the principal's id or whose name is the principal's name. Team ownership
+// is not expanded here. Refusals use OpenMetadata's wording:
+// "Principal: CatalogPrincipal{name='bob'} operations [Edit] not allowed".
+//
+// # Secrets
+//
+// Sealer encrypts secrets with AES-256-GCM as "enc:v1:" + base64(nonce||ciphertext).
+// Its key comes from MERIDIAN_SECRET_KEY or from <dataDir>/secret.key (see LoadSealer).
+package auth
+
+import (
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Policy is Meridian's role-based store.Policy; the package comment lists its rules.
+// The zero value is ready to use.
+type Policy struct{}
+
+var _ store.Policy = Policy{}
+
+// accountKinds are the kinds whose creation and deletion only admins may perform.
+var accountKinds = map[string]bool{"user": true, "team": true, "bot": true}
+
+// Authorize reports whether p may perform op on entity e of kind, whose current owners
+// are owners (empty on create). Errors: EUnauthorized for a nil principal, EForbidden
+// for a refusal.
+func (Policy) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+	if p == nil {
+		return meridian.Errorf(meridian.EUnauthorized, "Missing token")
+	}
+	if p.ReadOnly() && op != store.OpView && op != store.OpSeeSecrets {
+		return meridian.Errorf(meridian.EForbidden, "Token scope %s does not allow %s", meridian.ScopeRead, op)
+	}
+	if p.IsAdmin() {
+		return nil
+	}
+	if allowed(p, op, kind, e, owners) {
+		return nil
+	}
+	return denied(p, op)
+}
+
+func allowed(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) bool {
+	switch op {
+	case store.OpView, store.OpFollow:
+		return true
+	case store.OpSeeSecrets:
+		return p.IsBot
+	case store.OpHardDelete:
+		return false
+	}
+	if accountKinds[kind] {
+		if op != store.OpEdit {
+			return false
+		}
+		if kind == "user" && p.ID != "" && e.ID() == p.ID {
+			return true
+		}
+		return owns(p, owners)
+	}
+	switch op {
+	case store.OpCreate:
+		return p.HasRole(meridian.RoleDataSteward)
+	case store.OpEdit, store.OpDelete:
+		return p.HasRole(meridian.RoleDataSteward) || owns(p, owners)
+	}
+	return false
+}
+
+// owns reports whether one of owners is the principal's user.
+func owns(p *meridian.Principal, owners []meridian.EntityRef) bool {
+	for _, o := range owners {
+		if o.Type != "user" {
+			continue
+		}
+		if (p.ID != "" && o.ID == p.ID) || (p.Name != "" && o.Name == p.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func denied(p *meridian.Principal, op store.Operation) error {
+	return meridian.Errorf(meridian.EForbidden, "Principal: CatalogPrincipal{name='%s'} operations [%s] not allowed", p.Name, op)
+}

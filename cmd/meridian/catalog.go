@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/rest"
+	"github.com/meridian-catalog/meridian/schema"
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/sqlite"
+)
+
+// Files in the data directory.
+const (
+	catalogFile    = "catalog.db"
+	adminTokenFile = "admin.token"
+	adminName      = "admin"
+	adminEmail     = "admin@meridian.local"
+	issuer         = "meridian"
+)
+
+// catalog is an open data directory: the database, the entity engine and the token
+// authority. serve, token and migrate all open it with openCatalog.
+type catalog struct {
+	dir      string
+	db       *sqlite.DB
+	entities *store.Entities
+	auth     *auth.Authority
+}
+
+// openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
+// its migrations applied, the secret sealer key, the JWT signing key and the engine.
+func openCatalog(ctx context.Context, dir string) (*catalog, error) {
+	if strings.TrimSpace(dir) == "" {
+		return nil, errors.New("the data directory must not be empty")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(dir, catalogFile))
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*catalog, error) {
+		_ = db.Close()
+		return nil, err
+	}
+	validator, err := schema.New()
+	if err != nil {
+		return fail(fmt.Errorf("load schemas: %w", err))
+	}
+	sealer, err := auth.LoadSealer(dir)
+	if err != nil {
+		return fail(fmt.Errorf("load secret key: %w", err))
+	}
+	authority, err := auth.New(ctx, db, issuer)
+	if err != nil {
+		return fail(fmt.Errorf("load signing key: %w", err))
+	}
+	ents := store.New(store.Config{
+		Driver:    db,
+		Registry:  meridian.DefaultRegistry(),
+		Validator: validator,
+		Policy:    auth.Policy{},
+		Sealer:    sealer,
+	})
+	return &catalog{dir: dir, db: db, entities: ents, auth: authority}, nil
+}
+
+// Close closes the database.
+func (c *catalog) Close() error { return c.db.Close() }
+
+// ready reports whether the database answers.
+func (c *catalog) ready(ctx context.Context) error {
+	tx, err := c.db.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	return tx.Rollback()
+}
+
+// system is the principal of the binary's own bootstrap writes.
+var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAdmin}}
+
+// ensureUser returns the user named name with its roles, creating it when it does not
+// exist with the given bot flag and roles. A soft-deleted user is restored.
+func (c *catalog) ensureUser(ctx context.Context, name string, isBot bool, roles []string, isAdmin bool) (u meridian.Entity, created bool, err error) {
+	get := func() (meridian.Entity, error) {
+		return c.entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)),
+			store.GetOptions{Fields: "roles", Include: store.IncludeAll})
+	}
+	u, err = get()
+	switch {
+	case err == nil && u.Deleted():
+		if _, err := c.entities.Restore(ctx, system, "user", u.ID()); err != nil {
+			return nil, false, fmt.Errorf("restore user %s: %w", name, err)
+		}
+		u, err = get()
+		return u, false, err
+	case err == nil:
+		return u, false, nil
+	case meridian.ErrorCode(err) != meridian.ENotFound:
+		return nil, false, err
+	}
+	rs := make([]any, len(roles))
+	for i, r := range roles {
+		rs[i] = r
+	}
+	body := meridian.Entity{"name": name, "email": emailFor(name), "roles": rs, "isBot": isBot}
+	if isAdmin {
+		body["isAdmin"] = true
+	}
+	if _, err := c.entities.Create(ctx, system, "user", body); err != nil {
+		return nil, false, fmt.Errorf("create user %s: %w", name, err)
+	}
+	u, err = get()
+	return u, true, err
+}
+
+// emailFor is the e-mail given to a user the binary creates.
+func emailFor(name string) string {
+	if name == adminName {
+		return adminEmail
+	}
+	local := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-', r == '+':
+			return r
+		}
+		return '-'
+	}, name)
+	local = strings.Trim(local, ".")
+	if local == "" {
+		local = "user"
+	}
+	return local + "@meridian.local"
+}
+
+// subject is the token subject for a user document.
+func subject(u meridian.Entity) auth.Subject {
+	isBot, _ := u["isBot"].(bool)
+	return auth.Subject{ID: u.ID(), Name: u.Name(), Email: u.String("email"), Roles: rest.UserRoles(u), IsBot: isBot}
+}
+
+// bootstrapAdmin creates the admin user on first start, and writes a non-expiring admin
+// token to <dir>/admin.token (mode 0600) when the file is missing or its token no
+// longer verifies. It returns the token file path.
+func (c *catalog) bootstrapAdmin(ctx context.Context, log *slog.Logger) (string, error) {
+	u, created, err := c.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
+	if err != nil {
+		return "", err
+	}
+	if created {
+		log.Info("created the admin user", slog.String("id", u.ID()))
+	}
+	path := filepath.Join(c.dir, adminTokenFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		p, verr := c.auth.Verify(ctx, strings.TrimSpace(string(b)))
+		if verr == nil && p.Name == adminName {
+			return path, nil
+		}
+		if verr != nil && meridian.ErrorCode(verr) != meridian.EUnauthorized {
+			return "", fmt.Errorf("verify %s: %w", path, verr)
+		}
+		log.Warn("the admin token no longer verifies; writing a new one", slog.String("path", path))
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	ttl, err := auth.ParseExpiry("never")
+	if err != nil {
+		return "", err
+	}
+	sub := subject(u)
+	sub.Roles = []string{meridian.RoleAdmin}
+	raw, _, err := c.auth.Issue(ctx, sub, meridian.TokenTypePersonal, ttl, "admin-bootstrap")
+	if err != nil {
+		return "", fmt.Errorf("issue admin token: %w", err)
+	}
+	if err := writeFileAtomic(path, []byte(raw+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write admin token: %w", err)
+	}
+	log.Info("wrote the admin token", slog.String("path", path))
+	return path, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same directory,
+// so a reader never sees a half-written file.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/rest"
+)
+
+const (
+	defaultAddr     = ":8585"
+	defaultDataDir  = "./meridian-data"
+	shutdownTimeout = 15 * time.Second
+)
+
+// serveCmd runs `meridian serve`.
+func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	addr := fs.string("addr", "MERIDIAN_ADDR", defaultAddr, "listen address")
+	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *level)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	cat, err := openCatalog(ctx, *dir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	if _, err := cat.bootstrapAdmin(ctx, log); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Logger: log,
+			Version: version, Ready: cat.ready}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stderr, "meridian %s listening on %s (data directory %s)\n", version, ln.Addr(), *dir)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process at once
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown did not finish in time", slog.String("error", err.Error()))
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// tokenCreateCmd runs `meridian token create` and prints the token on stdout.
+func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token create", stderr)
+	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	user := fs.string("user", "MERIDIAN_TOKEN_USER", "", "user or bot name (created when missing)")
+	bot := fs.bool("bot", "MERIDIAN_TOKEN_BOT", false, "issue a BOT token (a missing user is created as a bot)")
+	expires := fs.string("expires", "MERIDIAN_TOKEN_EXPIRES", "30d", "lifetime: 30d, 12h, 30 (days) or never")
+	role := fs.string("role", "MERIDIAN_TOKEN_ROLE", meridian.RoleDataConsumer,
+		"role of a user created by this command: Admin, DataSteward or DataConsumer")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *user == "":
+		fmt.Fprintln(stderr, "--user is required")
+		fs.Usage()
+		return errUsage
+	case *role != meridian.RoleAdmin && *role != meridian.RoleDataSteward && *role != meridian.RoleDataConsumer:
+		fmt.Fprintf(stderr, "invalid --role %q: use Admin, DataSteward or DataConsumer\n", *role)
+		fs.Usage()
+		return errUsage
+	}
+	ttl, err := auth.ParseExpiry(*expires)
+	if err != nil {
+		fmt.Fprintf(stderr, "invalid --expires: %v\n", err)
+		fs.Usage()
+		return errUsage
+	}
+
+	cat, err := openCatalog(ctx, *dir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	u, created, err := cat.ensureUser(ctx, *user, *bot, []string{*role}, *role == meridian.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	isBot, _ := u["isBot"].(bool)
+	if *bot && !isBot {
+		return fmt.Errorf("user %s exists and is not a bot", *user)
+	}
+	if created && *bot {
+		// Register the bot beside its user, as POST /api/v1/bots would.
+		if _, err := cat.entities.Create(ctx, system, "bot", meridian.Entity{"name": *user, "botUser": u.FQN()}); err != nil &&
+			meridian.ErrorCode(err) != meridian.EConflict {
+			fmt.Fprintf(stderr, "meridian: warning: bot entity for %s not created: %v\n", *user, err)
+		}
+	}
+	tokenType, name := meridian.TokenTypePersonal, "cli"
+	if *bot {
+		tokenType, name = meridian.TokenTypeBot, "cli-bot"
+	}
+	raw, _, err := cat.auth.Issue(ctx, subject(u), tokenType, ttl, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, raw)
+	return nil
+}
+
+// migrateCmd runs `meridian migrate`: opening the catalog applies the migrations.
+func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("migrate", stderr)
+	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	cat, err := openCatalog(ctx, *dir)
+	if err != nil {
+		return err
+	}
+	if err := cat.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "meridian: %s is up to date\n", *dir)
+	return nil
+}

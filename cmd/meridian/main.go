@@ -1,0 +1,150 @@
+// Command meridian is the Meridian metadata catalog: one binary that serves the REST API
+// and manages its data directory.
+//
+//	meridian serve   [--addr :8585] [--data-dir ./meridian-data] [--log-level info]
+//	meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]
+//	meridian migrate [--data-dir D]
+//	meridian version
+//
+// Every flag has a MERIDIAN_* environment twin that sets its default.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// version is the release, set with -ldflags "-X main.version=…".
+var version = "dev"
+
+// errUsage marks a command-line mistake: the usage has been printed, exit 2.
+var errUsage = errors.New("usage")
+
+const usage = `Usage: meridian <command> [flags]
+
+Commands:
+  serve          serve the REST API
+  token create   issue a token for a user or bot and print it
+  migrate        bring the data directory's database up to date
+  version        print the version
+
+Run "meridian <command> -h" for a command's flags. Every flag has a MERIDIAN_*
+environment twin that sets its default.
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit code: 0, 1 for an error, 2 for a
+// usage mistake.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "meridian: %v\n", err)
+	return 1
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serveCmd(ctx, rest, stderr)
+	case "token":
+		if len(rest) == 0 || rest[0] != "create" {
+			fmt.Fprint(stderr, "Usage: meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]\n")
+			return errUsage
+		}
+		return tokenCreateCmd(ctx, rest[1:], stdout, stderr)
+	case "migrate":
+		return migrateCmd(ctx, rest, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stderr, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "meridian: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}
+
+// flagSet is a FlagSet whose flags read their defaults from MERIDIAN_* variables. A
+// variable that does not parse is a usage error, reported when the flags are parsed.
+type flagSet struct {
+	*flag.FlagSet
+	envErrs []string
+}
+
+func newFlagSet(name string, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &flagSet{FlagSet: fs}
+}
+
+func (f *flagSet) string(name, env, def, help string) *string {
+	if v, ok := os.LookupEnv(env); ok {
+		def = v
+	}
+	return f.String(name, def, help+" ($"+env+")")
+}
+
+func (f *flagSet) bool(name, env string, def bool, help string) *bool {
+	if v, ok := os.LookupEnv(env); ok && strings.TrimSpace(v) != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			f.envErrs = append(f.envErrs, fmt.Sprintf("%s=%q is not a boolean", env, v))
+		} else {
+			def = b
+		}
+	}
+	return f.Bool(name, def, help+" ($"+env+")")
+}
+
+// parse parses args; extra positional arguments are a usage error.
+func (f *flagSet) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage // the flag package printed the problem and the usage
+	}
+	if len(f.envErrs) > 0 {
+		fmt.Fprintf(f.Output(), "%s\n", strings.Join(f.envErrs, "\n"))
+		f.Usage()
+		return errUsage
+	}
+	if f.NArg() > 0 {
+		fmt.Fprintf(f.Output(), "unexpected argument %q\n", f.Arg(0))
+		f.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// newLogger returns a text logger on w at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.TrimSpace(level))); err != nil {
+		return nil, fmt.Errorf("invalid log level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

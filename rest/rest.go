@@ -1,0 +1,299 @@
+// Package rest is Meridian's REST API. It follows OpenMetadata's paths and shapes: the
+// generic entity routes are generated from the kind registry, and the special families
+// (users, bots and tokens) sit beside them. Handlers parse, call the engine and shape the
+// answer; no business rule lives here. Every error goes through one writer that maps the
+// application error code to an HTTP status and a {code, message} body.
+package rest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// MaxBodyBytes is the largest request body accepted; a larger one is answered 413.
+const MaxBodyBytes = 16 << 20
+
+// Config wires the REST API.
+type Config struct {
+	// Entities is the entity engine.
+	Entities *store.Entities
+	// Auth verifies bearer tokens and issues personal access and bot tokens.
+	Auth *auth.Authority
+	// Logger receives request and error logs; nil discards them.
+	Logger *slog.Logger
+	// Version is the server version, reported in the X-Meridian-Version header.
+	Version string
+	// Ready reports whether the server can serve (the database answers); nil means
+	// always ready.
+	Ready func(context.Context) error
+}
+
+type server struct {
+	ents          *store.Entities
+	auth          *auth.Authority
+	log           *slog.Logger
+	serverVersion string
+	ready         func(context.Context) error
+	mux           *chi.Mux
+}
+
+// New returns the REST API handler: /healthz and /readyz without authentication, and
+// everything under /api behind a Bearer JWT.
+func New(c Config) http.Handler {
+	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	mux := chi.NewRouter()
+	s.mux = mux
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody)
+	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
+	})
+	mux.MethodNotAllowed(s.methodNotAllowed)
+
+	mux.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Get("/readyz", s.readyz)
+
+	// Special families first: static segments win over {id} in chi's tree anyway, but
+	// keeping them together makes the table of routes easy to read.
+	s.userRoutes(mux)
+	for _, k := range s.ents.Registry().Kinds() {
+		s.kindRoutes(mux, k)
+	}
+	return mux
+}
+
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			s.log.WarnContext(r.Context(), "not ready", slog.String("error", err.Error()))
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// methodNotAllowed answers 405 with an Allow header listing the methods the path has.
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if s.mux.Match(chi.NewRouteContext(), m, path) {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+	}
+	s.writeError(w, r, errStatus(http.StatusMethodNotAllowed,
+		fmt.Sprintf("Method %s is not allowed on %s", r.Method, r.URL.Path)))
+}
+
+type requestIDKey struct{}
+
+// requestID returns the request id in the context, or "".
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// saneRequestID reports whether an incoming X-Request-ID may be echoed: 1 to 128
+// characters from a conservative set, so it is safe in headers and logs.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-' || c == '_' || c == '.' || c == ':' || c == '/' || c == '+' || c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// requestID gives every request an id: a sane incoming X-Request-ID is echoed, otherwise
+// a new UUID is made. The id is set on the answer and kept in the context for logs.
+func (s *server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-ID")
+		if !saneRequestID(id) {
+			id = uuid.NewString()
+		}
+		w.Header().Set("X-Request-ID", id)
+		if s.serverVersion != "" {
+			w.Header().Set("X-Meridian-Version", s.serverVersion)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// statusRecorder remembers the status an answer was written with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog logs one line per request.
+func (s *server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		attrs := []slog.Attr{
+			slog.String("requestId", requestID(r.Context())),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", status),
+			slog.Int("bytes", rec.bytes),
+			slog.Duration("duration", time.Since(start)),
+		}
+		if p := meridian.PrincipalFrom(r.Context()); p != nil {
+			attrs = append(attrs, slog.String("user", p.Name))
+		}
+		level := slog.LevelInfo
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			level = slog.LevelDebug
+		}
+		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+	})
+}
+
+// recoverer turns a panic in a handler into a logged 500 answer.
+func (s *server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			rv := recover()
+			if rv == nil {
+				return
+			}
+			if rv == http.ErrAbortHandler {
+				panic(rv)
+			}
+			s.log.ErrorContext(r.Context(), "panic in handler",
+				slog.String("requestId", requestID(r.Context())),
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Any("panic", rv), slog.String("stack", string(debug.Stack())))
+			writeJSON(w, http.StatusInternalServerError, errorBody{Code: 500, Message: "Internal error"})
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// routeOnEscapedPath makes chi route on the escaped path, always. Path parameters then
+// hold the escaped segment, and pathParam unescapes it exactly once: an FQN holding
+// "%2F", "%25" or quotes keeps its characters, whatever form the client sent.
+func routeOnEscapedPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil {
+			rctx.RoutePath = r.URL.EscapedPath()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody bounds every request body to MaxBodyBytes.
+func (s *server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			// Refuse before reading a byte of it.
+			w.Header().Set("Connection", "close")
+			s.writeError(w, r, errStatus(http.StatusRequestEntityTooLarge, tooLarge(MaxBodyBytes)))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("Request body is larger than %d bytes", limit)
+}
+
+// authenticate requires a valid Bearer JWT on every path under /api and puts the
+// principal in the context. A token scoped to metadata:read may only read.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := r.Header.Get("Authorization")
+		scheme, raw, ok := strings.Cut(strings.TrimSpace(h), " ")
+		raw = strings.TrimSpace(raw)
+		switch {
+		case h == "":
+			s.writeError(w, r, meridian.Errorf(meridian.EUnauthorized, "Not authorized: missing Authorization header"))
+			return
+		case !ok || !strings.EqualFold(scheme, "Bearer") || raw == "":
+			s.writeError(w, r, meridian.Errorf(meridian.EUnauthorized, "Not authorized: the Authorization header must be 'Bearer <token>'"))
+			return
+		}
+		p, err := s.auth.Verify(r.Context(), raw)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if p == nil {
+			s.writeError(w, r, meridian.Errorf(meridian.EUnauthorized, "Not authorized: invalid token"))
+			return
+		}
+		if p.ReadOnly() && !readMethod(r.Method) {
+			s.writeError(w, r, meridian.Errorf(meridian.EForbidden,
+				"Principal: %s is limited to the %s scope and can not write", p.Name, meridian.ScopeRead))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(meridian.WithPrincipal(r.Context(), p)))
+	})
+}
+
+func readMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}

@@ -1,0 +1,282 @@
+// Package sqlite is Meridian's embedded store driver: one SQLite file opened with
+// modernc.org/sqlite (pure Go, no cgo). It implements store.Driver.
+//
+// The file runs in WAL mode with synchronous=FULL, so every committed write is durable.
+// Two connection pools share it: a writer pool of exactly one connection whose
+// transactions start with BEGIN IMMEDIATE (the write lock is taken at once, so writers
+// queue in the pool instead of failing with SQLITE_BUSY or deadlocking on a lock
+// upgrade), and a reader pool of query_only connections for read-only transactions,
+// which WAL lets run beside the writer.
+//
+// The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …),
+// each applied in its own transaction and recorded in schema_migrations.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// readers is the size of the read-only connection pool.
+const readers = 4
+
+// busyTimeout is how long, in milliseconds, a connection waits for a lock held by
+// another process before it gives up with SQLITE_BUSY.
+const busyTimeout = 10000
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DB is an open SQLite catalog. It is safe for concurrent use.
+type DB struct {
+	path   string
+	writer *sql.DB // one connection, BEGIN IMMEDIATE
+	reader *sql.DB // query_only connections
+}
+
+var _ store.Driver = (*DB)(nil)
+
+// Open opens the catalog file at path, creating it and its parent directory when
+// missing, and brings its schema up to date. It fails when the file was written by a
+// newer Meridian whose schema this binary does not know.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: %q is not a database file path", path)
+	}
+	if strings.ContainsAny(path, "?#") {
+		// The driver reads a DSN's parameters after the first '?'.
+		return nil, fmt.Errorf("sqlite: database path %q must not contain '?' or '#'", path)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("sqlite: create directory: %w", err)
+		}
+	}
+
+	writer, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_pragma": {
+			"busy_timeout(" + strconv.Itoa(busyTimeout) + ")",
+			"foreign_keys(1)",
+			"journal_mode(WAL)",
+			"synchronous(FULL)",
+		},
+		"_txlock": {"immediate"},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open writer: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+
+	db := &DB{path: path, writer: writer}
+	if err := db.checkWAL(ctx); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, writer); err != nil {
+		writer.Close()
+		return nil, err
+	}
+
+	// Readers open after the writer has put the file in WAL mode (a persistent
+	// setting), so they never need to write to change it.
+	reader, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_pragma": {
+			"busy_timeout(" + strconv.Itoa(busyTimeout) + ")",
+			"foreign_keys(1)",
+			"query_only(1)",
+		},
+	}))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+	}
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
+	reader.SetConnMaxLifetime(0)
+	reader.SetConnMaxIdleTime(0)
+	if err := reader.PingContext(ctx); err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+	}
+	db.reader = reader
+	return db, nil
+}
+
+func dsn(path string, params url.Values) string {
+	return path + "?" + params.Encode()
+}
+
+// checkWAL makes sure the journal mode pragma took effect: synchronous=FULL in WAL mode
+// is what makes acknowledged writes durable without blocking readers.
+func (db *DB) checkWAL(ctx context.Context) error {
+	var mode string
+	if err := db.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", db.path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("sqlite: open %s: journal mode is %q, want wal", db.path, mode)
+	}
+	return nil
+}
+
+// Begin starts a transaction. A writable one runs on the single writer connection with
+// BEGIN IMMEDIATE, so it holds the write lock from its first statement; a read-only one
+// runs on a query_only reader connection and sees one consistent snapshot.
+func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
+	var (
+		t   *sql.Tx
+		err error
+	)
+	if writable {
+		t, err = db.writer.BeginTx(ctx, nil)
+	} else {
+		t, err = db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return &tx{tx: t, writable: writable}, nil
+}
+
+// Close closes both connection pools.
+func (db *DB) Close() error {
+	var errs []error
+	if db.reader != nil {
+		errs = append(errs, db.reader.Close())
+	}
+	if db.writer != nil {
+		errs = append(errs, db.writer.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// SchemaVersion returns the newest migration applied to the database.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	return schemaVersion(ctx, db.reader)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func schemaVersion(ctx context.Context, q querier) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("sqlite: schema version: %w", err)
+	}
+	return v, nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. A file is named
+// NNNN_description.sql.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, name := range names {
+		base := filepath.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("sqlite: migration %s: name must start with a positive number and '_'", base)
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("sqlite: migrations %s and %s share version %d", other, base, v)
+		}
+		seen[v] = base
+		b, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies every embedded migration the database lacks, each in its own
+// BEGIN IMMEDIATE transaction, so two processes opening the same new file at once
+// apply each migration exactly once.
+func migrate(ctx context.Context, w *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	latest := 0
+	if len(ms) > 0 {
+		latest = ms[len(ms)-1].version
+	}
+	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+)`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	current, err := schemaVersion(ctx, w)
+	if err != nil {
+		return err
+	}
+	if current > latest {
+		return fmt.Errorf("sqlite: database schema version %d is newer than this binary supports (%d)", current, latest)
+	}
+	for _, m := range ms {
+		if err := apply(ctx, w, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, w *sql.DB, m migration) error {
+	t, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	}
+	defer t.Rollback()
+	var n int
+	if err := t.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := t.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	}
+	if _, err := t.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+		m.version, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,619 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// tx implements store.Tx over one database/sql transaction. All SQL text is constant
+// or assembled from constant fragments; every value is a bound parameter.
+type tx struct {
+	tx       *sql.Tx
+	writable bool
+}
+
+var errReadOnly = errors.New("sqlite: write in a read-only transaction")
+
+// write refuses a write in a read-only transaction. The reader connections are also
+// query_only, so SQLite itself would refuse it too.
+func (t *tx) write() error {
+	if !t.writable {
+		return errReadOnly
+	}
+	return nil
+}
+
+func (t *tx) Commit() error {
+	if err := t.tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback aborts the transaction. After Commit or Rollback it does nothing, so
+// callers can defer it.
+func (t *tx) Rollback() error {
+	if err := t.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("sqlite: rollback: %w", err)
+	}
+	return nil
+}
+
+// isUnique reports whether err is a UNIQUE or PRIMARY KEY constraint violation.
+func isUnique(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return true
+	}
+	return false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// nullText returns nil (SQL NULL) for an empty document.
+func nullText(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func kindOrEntity(kind string) string {
+	if kind == "" {
+		return "entity"
+	}
+	return kind
+}
+
+const entityColumns = "id, kind, name, fqn, version, updated_at, updated_by, deleted, doc"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRow(s scanner) (store.Row, error) {
+	var r store.Row
+	err := s.Scan(&r.ID, &r.Kind, &r.Name, &r.FQN, &r.Version, &r.UpdatedAt, &r.UpdatedBy, &r.Deleted, &r.Doc)
+	return r, err
+}
+
+func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
+	var row *sql.Row
+	if kind == "" {
+		row = t.tx.QueryRowContext(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = ?", id)
+	} else {
+		row = t.tx.QueryRowContext(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = ? AND kind = ?", id, kind)
+	}
+	r, err := scanRow(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Row{}, meridian.NotFound(kindOrEntity(kind), id)
+	}
+	if err != nil {
+		return store.Row{}, fmt.Errorf("sqlite: get entity: %w", err)
+	}
+	return r, nil
+}
+
+func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
+	r, err := scanRow(t.tx.QueryRowContext(ctx,
+		"SELECT "+entityColumns+" FROM entities WHERE kind = ? AND fqn = ?", kind, fqn))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Row{}, meridian.NotFound(kindOrEntity(kind), fqn)
+	}
+	if err != nil {
+		return store.Row{}, fmt.Errorf("sqlite: get entity by fqn: %w", err)
+	}
+	return r, nil
+}
+
+func errExists() error { return meridian.Errorf(meridian.EConflict, "Entity already exists") }
+
+func (t *tx) Insert(ctx context.Context, r store.Row) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO entities (`+entityColumns+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc))
+	if isUnique(err) {
+		return errExists()
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: insert entity: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx, `UPDATE entities
+SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?
+WHERE id = ? AND version = ?`,
+		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc),
+		r.ID, int64(expect))
+	if isUnique(err) {
+		return errExists()
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: update entity: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: update entity: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var one int
+	err = t.tx.QueryRowContext(ctx, "SELECT 1 FROM entities WHERE id = ?", r.ID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return meridian.NotFound(kindOrEntity(r.Kind), r.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: update entity: %w", err)
+	}
+	return meridian.Errorf(meridian.EPreconditionFailed,
+		"The entity has been modified by another user. Please refresh and retry.")
+}
+
+// Remove deletes an entity row, its version snapshots and every relation from or to
+// it. It is ENotFound when there was no entity row (the snapshots and relations are
+// still deleted in the transaction).
+func (t *tx) Remove(ctx context.Context, id string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM entity_versions WHERE id = ?", id); err != nil {
+		return fmt.Errorf("sqlite: remove versions: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM relations WHERE from_id = ? OR to_id = ?", id, id); err != nil {
+		return fmt.Errorf("sqlite: remove relations: %w", err)
+	}
+	res, err := t.tx.ExecContext(ctx, "DELETE FROM entities WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("sqlite: remove entity: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: remove entity: %w", err)
+	}
+	if n == 0 {
+		return meridian.NotFound("entity", id)
+	}
+	return nil
+}
+
+// fieldName is the shape of a top-level document field usable in a Condition.
+var fieldName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// likeEscaper escapes LIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// Condition SQL. The prefix condition pairs LIKE (which can use the (kind, fqn) index)
+// with an exact substr comparison, because SQLite's LIKE ignores ASCII case and FQNs
+// are case-sensitive.
+//
+// The field condition matches when the top-level field is a string, number or boolean
+// whose text form ("true"/"false" for booleans) equals the value, or an array holding
+// such an element. Objects, nulls and nested arrays never match. The JSON path is built
+// in SQL from a bound, validated field name.
+const (
+	prefixCond = `(fqn LIKE ? ESCAPE '\' AND substr(fqn, 1, ?) = ?)`
+	fieldCond  = `EXISTS (SELECT 1 FROM json_each(doc, '$.' || ?) AS j
+WHERE json_type(doc, '$.' || ?) <> 'object'
+  AND j.type IN ('text', 'integer', 'real', 'true', 'false')
+  AND (CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(j.value AS TEXT) END) = ?)`
+)
+
+// List returns one page ordered by name, then id, and the count of all rows matching
+// the kind, include and conditions (cursors ignored). A negative Limit means no limit.
+func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if q.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, q.Kind)
+	}
+	switch q.Include {
+	case "", store.IncludeNonDeleted:
+		where = append(where, "deleted = 0")
+	case store.IncludeDeleted:
+		where = append(where, "deleted = 1")
+	case store.IncludeAll:
+	default:
+		return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid include value %q", string(q.Include))
+	}
+	for _, c := range q.Conditions {
+		if c.Prefix {
+			p := c.Value + "."
+			where = append(where, prefixCond)
+			args = append(args, likeEscaper.Replace(p)+"%", utf8.RuneCountInString(p), p)
+			continue
+		}
+		if !fieldName.MatchString(c.Field) {
+			return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid filter field %q", c.Field)
+		}
+		where = append(where, fieldCond)
+		args = append(args, c.Field, c.Field, c.Value)
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+
+	var total int
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM entities"+filter, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: count entities: %w", err)
+	}
+	if q.Limit == 0 {
+		return []store.Row{}, total, nil
+	}
+
+	if q.After != nil {
+		where = append(where, "(name, id) > (?, ?)")
+		args = append(args, q.After.Name, q.After.ID)
+	}
+	if q.Before != nil {
+		where = append(where, "(name, id) < (?, ?)")
+		args = append(args, q.Before.Name, q.Before.ID)
+	}
+	query := "SELECT " + entityColumns + " FROM entities"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	backward := q.Before != nil
+	if backward {
+		query += " ORDER BY name DESC, id DESC"
+	} else {
+		query += " ORDER BY name, id"
+	}
+	if q.Limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
+	}
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Row{}
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
+	}
+	if backward {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, total, nil
+}
+
+// PutVersion stores a snapshot; storing the same version again replaces it.
+func (t *tx) PutVersion(ctx context.Context, id string, v meridian.Version, doc []byte) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO entity_versions (id, version, doc) VALUES (?, ?, ?)
+ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), string(doc))
+	if err != nil {
+		return fmt.Errorf("sqlite: put version: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT doc FROM entity_versions WHERE id = ? ORDER BY version DESC", id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: versions: %w", err)
+	}
+	defer rows.Close()
+	out := [][]byte{}
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("sqlite: versions: %w", err)
+		}
+		out = append(out, doc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: versions: %w", err)
+	}
+	return out, nil
+}
+
+func (t *tx) Version(ctx context.Context, id string, v meridian.Version) ([]byte, error) {
+	var doc []byte
+	err := t.tx.QueryRowContext(ctx, "SELECT doc FROM entity_versions WHERE id = ? AND version = ?", id, int64(v)).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, meridian.Errorf(meridian.ENotFound, "entity instance for %s version %s not found", id, v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: version: %w", err)
+	}
+	return doc, nil
+}
+
+// Relate inserts a relation at the end of the insertion order, or replaces the
+// details of an existing one without moving it.
+func (t *tx) Relate(ctx context.Context, r store.Relation) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc, seq)
+VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM relations))
+ON CONFLICT (from_id, to_id, type) DO UPDATE
+SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`,
+		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, nullText(r.Doc))
+	if err != nil {
+		return fmt.Errorf("sqlite: relate: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Unrelate(ctx context.Context, r store.Relation) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND type = ?",
+		r.FromID, r.ToID, r.Type)
+	if err != nil {
+		return fmt.Errorf("sqlite: unrelate: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Relation, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if q.FromID != "" {
+		where = append(where, "from_id = ?")
+		args = append(args, q.FromID)
+	}
+	if q.ToID != "" {
+		where = append(where, "to_id = ?")
+		args = append(args, q.ToID)
+	}
+	if q.Type != "" {
+		where = append(where, "type = ?")
+		args = append(args, q.Type)
+	}
+	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY seq"
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: relations: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Relation{}
+	for rows.Next() {
+		var r store.Relation
+		if err := rows.Scan(&r.FromID, &r.FromKind, &r.ToID, &r.ToKind, &r.Type, &r.Doc); err != nil {
+			return nil, fmt.Errorf("sqlite: relations: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: relations: %w", err)
+	}
+	return out, nil
+}
+
+// AppendEvent adds an event to the outbox. The database assigns its sequence number;
+// an event without an id gets a new UUID.
+func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = uuid.NewString()
+	}
+	var change, entity any
+	if e.ChangeDescription != nil {
+		b, err := json.Marshal(e.ChangeDescription)
+		if err != nil {
+			return fmt.Errorf("sqlite: append event: %w", err)
+		}
+		change = string(b)
+	}
+	if e.Entity != nil {
+		b, err := json.Marshal(e.Entity)
+		if err != nil {
+			return fmt.Errorf("sqlite: append event: %w", err)
+		}
+		entity = string(b)
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO change_events
+(id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
+ change_description, entity, recursive)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
+		e.PreviousVersion, e.CurrentVersion, change, entity, boolInt(e.Recursive))
+	if isUnique(err) {
+		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: append event: %w", err)
+	}
+	return nil
+}
+
+// Events lists outbox events with a sequence number above after, oldest first. A limit
+// of 0 or less means no limit.
+func (t *tx) Events(ctx context.Context, after int64, limit int) ([]meridian.ChangeEvent, error) {
+	query := `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
+previous_version, current_version, change_description, entity, recursive
+FROM change_events WHERE seq > ? ORDER BY seq`
+	args := []any{after}
+	if limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: events: %w", err)
+	}
+	defer rows.Close()
+	out := []meridian.ChangeEvent{}
+	for rows.Next() {
+		var (
+			e              meridian.ChangeEvent
+			change, entity sql.NullString
+		)
+		if err := rows.Scan(&e.Seq, &e.ID, &e.EventType, &e.EntityType, &e.EntityID, &e.EntityFQN, &e.UserName,
+			&e.Timestamp, &e.PreviousVersion, &e.CurrentVersion, &change, &entity, &e.Recursive); err != nil {
+			return nil, fmt.Errorf("sqlite: events: %w", err)
+		}
+		if change.Valid {
+			e.ChangeDescription = new(meridian.ChangeDescription)
+			if err := json.Unmarshal([]byte(change.String), e.ChangeDescription); err != nil {
+				return nil, fmt.Errorf("sqlite: event %s change description: %w", e.ID, err)
+			}
+		}
+		if entity.Valid {
+			if err := json.Unmarshal([]byte(entity.String), &e.Entity); err != nil {
+				return nil, fmt.Errorf("sqlite: event %s entity: %w", e.ID, err)
+			}
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: events: %w", err)
+	}
+	return out, nil
+}
+
+const tokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
+
+func scanToken(s scanner) (store.Token, error) {
+	var tk store.Token
+	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
+	return tk, err
+}
+
+// PutToken stores a new token. A duplicate id or hash is EConflict.
+func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, "INSERT INTO tokens ("+tokenColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		tk.ID, tk.Hash, tk.UserName, tk.Name, tk.TokenType, tk.CreatedAt, tk.ExpiresAt, boolInt(tk.Revoked))
+	if isUnique(err) {
+		return meridian.Errorf(meridian.EConflict, "Token already exists")
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: put token: %w", err)
+	}
+	return nil
+}
+
+// TokenByHash finds a token by its hash. The message does not repeat the hash.
+func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
+	tk, err := scanToken(t.tx.QueryRowContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = ?", hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
+	}
+	if err != nil {
+		return store.Token{}, fmt.Errorf("sqlite: token by hash: %w", err)
+	}
+	return tk, nil
+}
+
+func (t *tx) RevokeToken(ctx context.Context, id string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx, "UPDATE tokens SET revoked = 1 WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("sqlite: revoke token: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: revoke token: %w", err)
+	}
+	if n == 0 {
+		return meridian.NotFound("token", id)
+	}
+	return nil
+}
+
+// Tokens lists a user's tokens, oldest first.
+func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
+	rows, err := t.tx.QueryContext(ctx,
+		"SELECT "+tokenColumns+" FROM tokens WHERE user_name = ? ORDER BY created_at, id", userName)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: tokens: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Token{}
+	for rows.Next() {
+		tk, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: tokens: %w", err)
+		}
+		out = append(out, tk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: tokens: %w", err)
+	}
+	return out, nil
+}
+
+func (t *tx) Setting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := t.tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", meridian.NotFound("setting", key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: setting: %w", err)
+	}
+	return v, nil
+}
+
+func (t *tx) PutSetting(ctx context.Context, key, value string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return fmt.Errorf("sqlite: put setting: %w", err)
+	}
+	return nil
+}

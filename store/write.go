@@ -1,0 +1,695 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/meridian-catalog/meridian"
+)
+
+// inTx runs f in a writable transaction and commits when f succeeds.
+func (s *Entities) inTx(ctx context.Context, f func(Tx) error) error {
+	tx, err := s.db.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// inReadTx runs f in a read-only transaction.
+func (s *Entities) inReadTx(ctx context.Context, f func(Tx) error) error {
+	tx, err := s.db.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return f(tx)
+}
+
+func (s *Entities) authorize(p *meridian.Principal, op Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
+	if s.policy == nil {
+		return nil
+	}
+	return s.policy.Authorize(p, op, k.Name, e, owners)
+}
+
+// ownersOf reads the owners of a full document.
+func ownersOf(e meridian.Entity) []meridian.EntityRef {
+	var refs []meridian.EntityRef
+	for _, item := range asList(e["owners"]) {
+		m, _ := item.(map[string]any)
+		id, _ := m["id"].(string)
+		typ, _ := m["type"].(string)
+		name, _ := m["name"].(string)
+		refs = append(refs, meridian.EntityRef{ID: id, Type: typ, Name: name})
+	}
+	return refs
+}
+
+// draft is a new entity document ready to insert, with its parent.
+type draft struct {
+	entity    meridian.Entity
+	parent    *Row
+	parentDoc meridian.Entity
+}
+
+// draft turns a create body into a full document: system fields set, the parent
+// resolved and the FQN built, references resolved, and, when creating, defaults and the
+// kind's Prepare applied. Everything is validated.
+func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, creating bool) (draft, error) {
+	if body == nil {
+		return draft{}, meridian.Errorf(meridian.EInvalid, "Invalid request format: the body must be a JSON object")
+	}
+	e := body.Clone()
+	for _, f := range meridian.SystemFields {
+		delete(e, f)
+	}
+	name, ok := e["name"].(string)
+	if e["name"] == nil {
+		return draft{}, meridian.Errorf(meridian.EInvalid, "name is required")
+	}
+	if !ok {
+		return draft{}, meridian.Errorf(meridian.EInvalid, "name must be a string")
+	}
+	if err := meridian.ValidateName("name", name); err != nil {
+		return draft{}, err
+	}
+	if d, ok := s.valid.(interface{ Defaults(string, meridian.Entity) }); ok && creating {
+		d.Defaults(k.Name, e)
+	}
+	d := draft{entity: e}
+	fqn, err := s.locate(ctx, tx, k, &d)
+	if err != nil {
+		return draft{}, err
+	}
+	if len(fqn) > meridian.MaxFQNLength {
+		return draft{}, meridian.Errorf(meridian.EInvalid, "fullyQualifiedName size must be between 1 and %d", meridian.MaxFQNLength)
+	}
+	if err := s.resolveFields(ctx, tx, k, e); err != nil {
+		return draft{}, err
+	}
+	if err := s.checkTags(ctx, tx, nil, e); err != nil {
+		return draft{}, err
+	}
+	now := float64(s.now().UnixMilli())
+	id := uuid.NewString()
+	e["id"] = id
+	e["fullyQualifiedName"] = fqn
+	e["version"] = meridian.InitialVersion.Float()
+	e["updatedAt"] = now
+	e["updatedBy"] = principalName(p)
+	e["deleted"] = false
+	e["href"] = "/api/v1/" + k.Collection + "/" + id
+	if creating && k.Prepare != nil {
+		if err := k.Prepare(e, d.parentDoc); err != nil {
+			return draft{}, err
+		}
+	}
+	if err := s.validate(k, e); err != nil {
+		return draft{}, err
+	}
+	return d, nil
+}
+
+// locate resolves the parent named by the body and returns the FQN.
+func (s *Entities) locate(ctx context.Context, tx Tx, k *meridian.Kind, d *draft) (string, error) {
+	e := d.entity
+	var (
+		parentKind, parentField string
+		parentRef               any
+		fqn                     string
+	)
+	if k.Locate != nil {
+		loc, err := k.Locate(e)
+		if err != nil {
+			return "", err
+		}
+		parentKind, parentRef, fqn = loc.ParentKind, loc.ParentFQN, loc.FQN
+		parentField = "entityLink"
+	} else {
+		for _, rule := range k.Parents {
+			if v, ok := e[rule.Field]; ok && v != nil && v != "" {
+				parentKind, parentField, parentRef = rule.Kind, rule.Field, v
+				break
+			}
+		}
+		if parentKind == "" && k.ParentRequired {
+			return "", meridian.Errorf(meridian.EInvalid, "%s is required", k.Parents[len(k.Parents)-1].Field)
+		}
+	}
+	if parentKind == "" {
+		return meridian.QuoteName(e.Name()), nil
+	}
+	parent, err := resolveRef(ctx, tx, parentField, parentRef, []string{parentKind})
+	if err != nil {
+		return "", err
+	}
+	pk, _ := s.reg.Kind(parent.Kind)
+	parentDoc, err := s.full(ctx, tx, pk, parent, nil)
+	if err != nil {
+		return "", err
+	}
+	d.parent, d.parentDoc = &parent, parentDoc
+	if k.Locate == nil {
+		e[parentField] = refOf(parent).Map()
+	}
+	for _, f := range k.Inherit {
+		if f == parentField {
+			continue
+		}
+		if f == parent.Kind {
+			e[f] = refOf(parent).Map()
+		} else if v, ok := parentDoc[f]; ok {
+			e[f] = v
+		}
+	}
+	if fqn == "" {
+		fqn = parent.FQN + "." + meridian.QuoteName(e.Name())
+	}
+	return fqn, nil
+}
+
+// resolveFields turns the relationship fields and reference fields of a document into
+// full references, checking that each target exists.
+func (s *Entities) resolveFields(ctx context.Context, tx Tx, k *meridian.Kind, e meridian.Entity) error {
+	for field, kinds := range meridian.RelationFields {
+		v, ok := e[field]
+		if !ok || field == "followers" {
+			continue
+		}
+		if !k.HasField(field) {
+			return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
+		}
+		rows, err := resolveRefList(ctx, tx, field, v, kinds)
+		if err != nil {
+			return err
+		}
+		refs := make([]meridian.EntityRef, len(rows))
+		for i, r := range rows {
+			refs[i] = refOf(r)
+		}
+		e[field] = refsToList(refs)
+	}
+	for field, kinds := range k.Refs {
+		v, ok := e[field]
+		if !ok || v == nil {
+			continue
+		}
+		r, err := resolveRef(ctx, tx, field, v, kinds)
+		if err != nil {
+			return err
+		}
+		e[field] = refOf(r).Map()
+	}
+	return nil
+}
+
+// checkTags checks that every tag label new in e names an existing tag (or glossary
+// term, for source Glossary), fills in the label's defaults and drops duplicates.
+func (s *Entities) checkTags(ctx context.Context, tx Tx, old, e meridian.Entity) error {
+	known := map[string]bool{}
+	collect := func(doc meridian.Entity) {
+		for _, t := range asList(doc["tags"]) {
+			m, _ := t.(map[string]any)
+			if f, ok := m["tagFQN"].(string); ok {
+				known[f] = true
+			}
+		}
+		for _, c := range asList(doc["columns"]) {
+			col, _ := c.(map[string]any)
+			for _, t := range asList(col["tags"]) {
+				m, _ := t.(map[string]any)
+				if f, ok := m["tagFQN"].(string); ok {
+					known[f] = true
+				}
+			}
+		}
+	}
+	if old != nil {
+		collect(old)
+	}
+	check := func(field string, v any) (any, error) {
+		if v == nil {
+			return v, nil
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, meridian.Errorf(meridian.EInvalid, "%s must be an array of tag labels", field)
+		}
+		out := make([]any, 0, len(list))
+		seen := map[string]bool{}
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, meridian.Errorf(meridian.EInvalid, "%s[%d] must be a tag label object", field, i)
+			}
+			fqn, _ := m["tagFQN"].(string)
+			if fqn == "" {
+				return nil, meridian.Errorf(meridian.EInvalid, "%s[%d].tagFQN is required", field, i)
+			}
+			if seen[fqn] {
+				continue
+			}
+			seen[fqn] = true
+			if _, ok := m["source"]; !ok {
+				m["source"] = "Classification"
+			}
+			if _, ok := m["labelType"]; !ok {
+				m["labelType"] = "Manual"
+			}
+			if _, ok := m["state"]; !ok {
+				m["state"] = "Confirmed"
+			}
+			if !known[fqn] {
+				kind := "tag"
+				if m["source"] == "Glossary" {
+					kind = "glossaryTerm"
+				}
+				norm, err := meridian.NormalizeFQN(fqn)
+				if err != nil {
+					return nil, meridian.Errorf(meridian.EInvalid, "%s[%d].tagFQN: %s", field, i, meridian.ErrorMessage(err))
+				}
+				r, err := tx.GetByFQN(ctx, kind, norm)
+				if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && r.Deleted) {
+					return nil, meridian.NotFound(kind, fqn)
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+	if v, ok := e["tags"]; ok {
+		tags, err := check("tags", v)
+		if err != nil {
+			return err
+		}
+		e["tags"] = tags
+	}
+	for i, c := range asList(e["columns"]) {
+		col, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		if v, ok := col["tags"]; ok {
+			tags, err := check("columns["+itoa(i)+"].tags", v)
+			if err != nil {
+				return err
+			}
+			col["tags"] = tags
+		}
+	}
+	return nil
+}
+
+func (s *Entities) validate(k *meridian.Kind, e meridian.Entity) error {
+	if k.Validate != nil {
+		if err := k.Validate(e); err != nil {
+			return err
+		}
+	}
+	if s.valid != nil {
+		return s.valid.Validate(k.Name, e)
+	}
+	return nil
+}
+
+// insert writes a new entity: its row, its parent and relationship links, its first
+// version snapshot and its change event.
+func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) error {
+	e := d.entity
+	doc, err := s.stored(k, e)
+	if err != nil {
+		return err
+	}
+	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
+		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: encode(doc)}
+	if err := tx.Insert(ctx, row); err != nil {
+		return err
+	}
+	if d.parent != nil {
+		if err := tx.Relate(ctx, Relation{FromID: d.parent.ID, FromKind: d.parent.Kind, ToID: row.ID, ToKind: k.Name, Type: relationTypeContains}); err != nil {
+			return err
+		}
+	}
+	if err := syncRelations(ctx, tx, k, row.ID, nil, e); err != nil {
+		return err
+	}
+	snap, err := s.sealed(k, e)
+	if err != nil {
+		return err
+	}
+	if err := tx.PutVersion(ctx, row.ID, row.Version, encode(snap)); err != nil {
+		return err
+	}
+	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, snap, nil))
+}
+
+// writeOpts says how update records a change.
+type writeOpts struct {
+	change    string // the change type of the answer and of the event
+	emit      bool   // record a change event
+	recursive bool   // the event's recursive flag
+}
+
+// update writes a new version of an entity when next differs from old: the version
+// goes up by 0.1, or by 1.0 for a breaking change, changeDescription records the
+// difference, and the row, relationships, snapshot and event are written. When
+// nothing changed it returns old and entityNoChange.
+func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, row Row, old, next meridian.Entity, o writeOpts) (meridian.Entity, string, error) {
+	cd, major := Diff(old, next)
+	if cd.Empty() {
+		return old, meridian.EventEntityNoChange, nil
+	}
+	version := row.Version.Minor()
+	if major {
+		version = row.Version.Major()
+	}
+	now := s.now().UnixMilli()
+	next["version"] = version.Float()
+	next["updatedAt"] = float64(now)
+	next["updatedBy"] = principalName(p)
+	next["changeDescription"] = cd.Map()
+	if err := s.validate(k, next); err != nil {
+		return nil, "", err
+	}
+	doc, err := s.stored(k, next)
+	if err != nil {
+		return nil, "", err
+	}
+	updated := Row{ID: row.ID, Kind: k.Name, Name: row.Name, FQN: row.FQN, Version: version, UpdatedAt: now,
+		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: encode(doc)}
+	if err := tx.Update(ctx, updated, row.Version); err != nil {
+		return nil, "", err
+	}
+	if err := syncRelations(ctx, tx, k, row.ID, old, next); err != nil {
+		return nil, "", err
+	}
+	snap, err := s.sealed(k, next)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := tx.PutVersion(ctx, row.ID, version, encode(snap)); err != nil {
+		return nil, "", err
+	}
+	if o.emit {
+		ev := s.event(p, o.change, k, snap, &cd)
+		ev.Recursive = o.recursive
+		if err := tx.AppendEvent(ctx, ev); err != nil {
+			return nil, "", err
+		}
+	}
+	return next, o.change, nil
+}
+
+// syncRelations makes the relationship store hold the references of next's
+// relationship fields.
+func syncRelations(ctx context.Context, tx Tx, k *meridian.Kind, id string, old, next meridian.Entity) error {
+	for field := range meridian.RelationFields {
+		if field == "followers" || !k.HasField(field) {
+			continue
+		}
+		before := refIDs(old[field])
+		after := refIDs(next[field])
+		for to, kind := range after {
+			if _, ok := before[to]; !ok {
+				if err := tx.Relate(ctx, Relation{FromID: id, FromKind: k.Name, ToID: to, ToKind: kind, Type: field}); err != nil {
+					return err
+				}
+			}
+		}
+		for to, kind := range before {
+			if _, ok := after[to]; !ok {
+				if err := tx.Unrelate(ctx, Relation{FromID: id, FromKind: k.Name, ToID: to, ToKind: kind, Type: field}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func refIDs(v any) map[string]string {
+	m := map[string]string{}
+	for _, item := range asList(v) {
+		ref, _ := item.(map[string]any)
+		id, _ := ref["id"].(string)
+		typ, _ := ref["type"].(string)
+		if id != "" {
+			m[id] = typ
+		}
+	}
+	return m
+}
+
+// setTreeDeleted soft-deletes (or restores) every descendant of id whose deleted flag
+// differs, each with a new version and no change event of its own.
+func (s *Entities) setTreeDeleted(ctx context.Context, tx Tx, p *meridian.Principal, id string, deleted bool) error {
+	children, err := tx.Relations(ctx, RelationQuery{FromID: id, Type: relationTypeContains})
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		row, err := tx.Get(ctx, c.ToKind, c.ToID)
+		if err != nil {
+			return err
+		}
+		if err := s.setTreeDeleted(ctx, tx, p, row.ID, deleted); err != nil {
+			return err
+		}
+		if row.Deleted == deleted {
+			continue
+		}
+		k, ok := s.reg.Kind(row.Kind)
+		if !ok {
+			continue
+		}
+		old, err := s.full(ctx, tx, k, row, nil)
+		if err != nil {
+			return err
+		}
+		next := old.Clone()
+		next["deleted"] = deleted
+		if _, _, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTree removes an entity and all its descendants.
+func (s *Entities) removeTree(ctx context.Context, tx Tx, id string) error {
+	children, err := tx.Relations(ctx, RelationQuery{FromID: id, Type: relationTypeContains})
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := s.removeTree(ctx, tx, c.ToID); err != nil {
+			return err
+		}
+	}
+	return tx.Remove(ctx, id)
+}
+
+// event builds a change event for an entity.
+func (s *Entities) event(p *meridian.Principal, typ string, k *meridian.Kind, e meridian.Entity, cd *meridian.ChangeDescription) meridian.ChangeEvent {
+	ev := meridian.ChangeEvent{ID: uuid.NewString(), EventType: typ, EntityType: k.Name, EntityID: e.ID(),
+		EntityFQN: e.FQN(), UserName: principalName(p), Timestamp: s.now().UnixMilli(),
+		CurrentVersion: e.Version().Float(), ChangeDescription: cd, Entity: e}
+	if cd != nil {
+		ev.PreviousVersion = cd.PreviousVersion
+	} else {
+		ev.PreviousVersion = ev.CurrentVersion
+	}
+	return ev
+}
+
+func principalName(p *meridian.Principal) string {
+	if p == nil || p.Name == "" {
+		return "system"
+	}
+	return p.Name
+}
+
+// mergePut applies a PUT body (already a full draft document) to the stored document
+// with OpenMetadata's rules: tags merge; owners, domains, reviewers and experts change
+// only when the body has a non-empty list; a bot cannot overwrite a non-empty
+// description, displayName, extension or domains; style and lifeCycle keep their value
+// when the body has none; columns missing from the body are deleted and the others
+// keep their description and merge their tags; fields missing from the body keep their
+// value.
+func mergePut(k *meridian.Kind, p *meridian.Principal, old, body meridian.Entity) meridian.Entity {
+	bot := p != nil && p.IsBot
+	m := old.Clone()
+	for key, v := range body {
+		if untracked[key] || key == "deleted" || key == "name" {
+			continue
+		}
+		switch key {
+		case "owners", "reviewers", "experts", "dataProducts":
+			if !isEmpty(v) {
+				m[key] = v
+			}
+		case "domains":
+			if !isEmpty(v) && !(bot && !isEmpty(old[key])) {
+				m[key] = v
+			}
+		case "tags":
+			m[key] = mergeTags(asList(old[key]), asList(v))
+		case "description", "displayName", "extension":
+			if v == nil || (bot && !isEmpty(old[key]) && old[key] != "") {
+				continue
+			}
+			m[key] = v
+		case "style", "lifeCycle":
+			if v != nil {
+				m[key] = v
+			}
+		case "columns":
+			m[key] = mergeColumns(asList(old[key]), asList(v), bot)
+		default:
+			m[key] = v
+		}
+	}
+	return m
+}
+
+// mergeTags returns old's tags followed by the new ones not already present.
+func mergeTags(old, add []any) []any {
+	out := append([]any{}, old...)
+	seen := map[string]bool{}
+	for _, t := range old {
+		m, _ := t.(map[string]any)
+		f, _ := m["tagFQN"].(string)
+		seen[f] = true
+	}
+	for _, t := range add {
+		m, _ := t.(map[string]any)
+		f, _ := m["tagFQN"].(string)
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// mergeColumns keeps the body's columns; a column also in old keeps its description
+// and displayName when the body has none (or the caller is a bot) and merges its tags.
+func mergeColumns(old, next []any, bot bool) []any {
+	byName := map[string]map[string]any{}
+	for _, c := range old {
+		col, _ := c.(map[string]any)
+		name, _ := col["name"].(string)
+		byName[name] = col
+	}
+	out := make([]any, 0, len(next))
+	for _, c := range next {
+		col, ok := c.(map[string]any)
+		if !ok {
+			out = append(out, c)
+			continue
+		}
+		name, _ := col["name"].(string)
+		prev, ok := byName[name]
+		if !ok {
+			out = append(out, col)
+			continue
+		}
+		merged := make(map[string]any, len(col))
+		for k, v := range col {
+			merged[k] = v
+		}
+		for _, f := range []string{"description", "displayName"} {
+			if pv, ok := prev[f]; ok && pv != "" {
+				if cur, has := merged[f]; !has || cur == nil || bot {
+					merged[f] = pv
+				}
+			}
+		}
+		if tags := mergeTags(asList(prev["tags"]), asList(col["tags"])); len(tags) > 0 {
+			merged["tags"] = tags
+		}
+		out = append(out, merged)
+	}
+	return out
+}
+
+// immutableFields are the fields PATCH may not change.
+func immutableFields(k *meridian.Kind) []string {
+	f := []string{"id", "name", "fullyQualifiedName", "deleted"}
+	f = append(f, k.Immutable...)
+	for _, p := range k.Parents {
+		f = append(f, p.Field)
+	}
+	f = append(f, k.Inherit...)
+	return f
+}
+
+func checkInclude(i Include) (Include, error) {
+	switch i {
+	case "":
+		return IncludeNonDeleted, nil
+	case IncludeAll, IncludeDeleted, IncludeNonDeleted:
+		return i, nil
+	}
+	return "", meridian.Errorf(meridian.EInvalid, "include must be one of all, deleted, non-deleted")
+}
+
+func checkID(id string) error {
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return meridian.Errorf(meridian.EInvalid, "Invalid id %q: must be a UUID", id)
+	}
+	return nil
+}
+
+// conditions turns list filters into driver conditions.
+func conditions(k *meridian.Kind, filters map[string]string) ([]Condition, error) {
+	var out []Condition
+	for _, f := range k.Filters {
+		v, ok := filters[f.Param]
+		if !ok || v == "" {
+			continue
+		}
+		if f.Prefix {
+			fqn, err := meridian.NormalizeFQN(v)
+			if err != nil {
+				return nil, meridian.Errorf(meridian.EInvalid, "%s: %s", f.Param, meridian.ErrorMessage(err))
+			}
+			out = append(out, Condition{Prefix: true, Value: fqn})
+			continue
+		}
+		out = append(out, Condition{Field: f.Field, Value: v})
+	}
+	return out, nil
+}
+
+func encodeCursor(r Row) string {
+	b, _ := json.Marshal(Cursor{Name: r.Name, ID: r.ID})
+	return base64.URLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*Cursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.URLEncoding.DecodeString(s)
+	if err != nil {
+		b, err = base64.RawURLEncoding.DecodeString(s)
+	}
+	var c Cursor
+	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" {
+		return nil, meridian.Errorf(meridian.EInvalid, "Invalid cursor %q", s)
+	}
+	return &c, nil
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
