@@ -175,12 +175,16 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// logUserKey holds the caller's name for the access log; authenticate fills it in.
+type logUserKey struct{}
+
 // accessLog logs one line per request.
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+		user := new(string)
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), logUserKey{}, user)))
 		status := rec.status
 		if status == 0 {
 			status = http.StatusOK
@@ -193,8 +197,8 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 			slog.Int("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
 		}
-		if p := meridian.PrincipalFrom(r.Context()); p != nil {
-			attrs = append(attrs, slog.String("user", p.Name))
+		if *user != "" {
+			attrs = append(attrs, slog.String("user", *user))
 		}
 		level := slog.LevelInfo
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
@@ -284,6 +288,9 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		if p == nil {
 			s.writeError(w, r, meridian.Errorf(meridian.EUnauthorized, "Not authorized: invalid token"))
 			return
+		}
+		if u, ok := r.Context().Value(logUserKey{}).(*string); ok {
+			*u = p.Name
 		}
 		if p.ReadOnly() && !readMethod(r.Method) {
 			s.writeError(w, r, meridian.Errorf(meridian.EForbidden,

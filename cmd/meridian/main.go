@@ -97,6 +97,10 @@ type flagSet struct {
 func newFlagSet(name string, stderr io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: meridian %s [flags]\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
 	return &flagSet{FlagSet: fs}
 }
 
