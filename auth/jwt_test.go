@@ -217,7 +217,10 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 	if err := a.Revoke(ctx, tok.ID); err != nil {
 		t.Fatalf("Revoke: %v", err)
 	}
-	shortLived, _, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Millisecond, "")
+	// Issued an hour ago with a one-minute lifetime.
+	a.now = func() time.Time { return time.Now().Add(-time.Hour) }
+	shortLived, _, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Minute, "")
+	a.now = time.Now
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +249,7 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 		{"empty token", "", "Missing token"},
 		{"blank token", "   ", "Missing token"},
 		{"expired by its exp claim", sign(t, jwt.SigningMethodHS256, a.key, expired), "Token has expired"},
-		{"expired after a tiny ttl", shortLived, "Token has expired"},
+		{"expired after its ttl", shortLived, "Token has expired"},
 		{"signed with another key", sign(t, jwt.SigningMethodHS256, []byte(strings.Repeat("k", 32)), validClaims()), "Invalid token: signature is invalid"},
 		{"signature altered", parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2])), "Invalid token: signature is invalid"},
 		{"payload altered", parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"admin","iss":"meridian-test","roles":["Admin"]}`)) + "." + parts[2], "Invalid token: signature is invalid"},

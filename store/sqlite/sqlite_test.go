@@ -2,13 +2,18 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -1010,4 +1015,28 @@ func TestDataSurvivesReopen(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestWritableTransactionLocksAtOnce(t *testing.T) {
+	db, path := openTemp(t)
+	ctx := context.Background()
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	tx, err := db.Begin(ctx, true) // no statement yet: BEGIN IMMEDIATE alone holds the lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.ExecContext(ctx, "INSERT INTO settings (key, value) VALUES ('x', 'y')")
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+		t.Errorf("write beside an open writable transaction: %v, want SQLITE_BUSY", err)
+	}
+	tx.Rollback()
+	if _, err := other.ExecContext(ctx, "INSERT INTO settings (key, value) VALUES ('x', 'y')"); err != nil {
+		t.Errorf("write after rollback: %v", err)
+	}
 }

@@ -211,9 +211,9 @@ var fieldName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 // likeEscaper escapes LIKE's wildcards and its escape character.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-// Condition SQL. The prefix condition pairs LIKE (which can use the (kind, fqn) index)
-// with an exact substr comparison, because SQLite's LIKE ignores ASCII case and FQNs
-// are case-sensitive.
+// Condition SQL. The prefix condition is LIKE with the prefix's wildcards escaped, plus
+// an exact substr comparison, because SQLite's LIKE ignores ASCII case and FQNs are
+// case-sensitive (as they are in PostgreSQL, whose LIKE is case-sensitive).
 //
 // The field condition matches when the top-level field is a string, number or boolean
 // whose text form ("true"/"false" for booleans) equals the value, or an array holding
