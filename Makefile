@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
 # Fuzz targets as package:Target.
-FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./auth:FuzzVerify
+FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./auth:FuzzVerifyNeverPanics
 
 .PHONY: run build test lint unit fuzz bench clean
 

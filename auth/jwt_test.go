@@ -435,3 +435,31 @@ func openStoreF(f *testing.F) store.Driver {
 	f.Cleanup(func() { db.Close() })
 	return db
 }
+
+func TestNewRefusesACorruptStoredKey(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t)
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.PutSetting(ctx, KeySetting, "c2hvcnQ="); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, db, testIssuer); err == nil {
+		t.Fatal("New accepted a 5-byte signing key")
+	}
+}
+
+func TestNewDefaultsTheIssuer(t *testing.T) {
+	a, err := New(context.Background(), openStore(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Issuer() != DefaultIssuer {
+		t.Fatalf("Issuer = %q, want %q", a.Issuer(), DefaultIssuer)
+	}
+}

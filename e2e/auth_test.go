@@ -222,11 +222,37 @@ func TestRolesAndOwnershipGive403(t *testing.T) {
 		r := consumer.c.do("PATCH", "/api/v1/users/"+consumer.id, ops(patchOp("add", "/roles/-", "Admin")), nil)
 		if r.status == 200 {
 			t.Errorf("%s: a DataConsumer made itself Admin", r)
+			// Show the impact: a fresh personal token now carries the Admin role.
+			tr := consumer.c.do("PUT", "/api/v1/users/security/token", map[string]any{"JWTTokenExpiry": "1"}, nil)
+			if tok := str(object(tr.body)["token"]); tok != "" {
+				t.Errorf("the new personal token of a DataConsumer carries roles %v", jwtPayload(t, tok)["roles"])
+				hd := s.client(t, tok).do("DELETE", "/api/v1/tables/"+str(mine["id"])+"?hardDelete=true", nil, nil)
+				if hd.status < 300 {
+					t.Errorf("%s: the escalated token could hard delete", hd)
+				}
+			}
+			return
 		}
-		checkErrorShape(t, r)
 		if r.status != 400 && r.status != 403 {
 			t.Errorf("%s: want 403 (or 400)", r)
 		}
+		checkErrorShape(t, r)
+	})
+	t.Run("a user can edit its own profile", func(t *testing.T) {
+		e := steward.c.must(200, "PATCH", "/api/v1/users/"+steward.id, ops(patchOp("add", "/displayName", "Stew")))
+		if e["displayName"] != "Stew" {
+			t.Errorf("displayName = %v", e["displayName"])
+		}
+		expectError(t, steward.c.do("PATCH", "/api/v1/users/"+consumer.id, ops(patchOp("add", "/displayName", "X")), nil), 403, "")
+	})
+	t.Run("DataConsumer cannot restore a table it does not own", func(t *testing.T) {
+		expectError(t, consumer.c.do("PUT", "/api/v1/tables/restore", map[string]any{"id": theirs["id"]}, nil), 403, "")
+	})
+	t.Run("tokens of a hard-deleted user stop working", func(t *testing.T) {
+		gone := s.user(t, "gone", "DataSteward")
+		a.must(200, "DELETE", "/api/v1/users/"+gone.id+"?hardDelete=true", nil)
+		expectError(t, gone.c.do("GET", "/api/v1/tables", nil, nil), 401, "")
+		expectError(t, gone.c.do("POST", "/api/v1/tables", map[string]any{"name": "ghost", "databaseSchema": schemaFQN, "columns": twoColumns()}, nil), 401, "")
 	})
 	t.Run("admin creates a bot whose token works with the bot's role", func(t *testing.T) {
 		bot := s.botClient(t, "ingestion-bot", "DataSteward")

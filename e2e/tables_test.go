@@ -171,6 +171,20 @@ func TestTableLifecycleFollowsTheStateTable(t *testing.T) {
 		expectError(t, c.do("GET", "/api/v1/tables/"+id+"/versions", nil, nil), 404, "")
 	})
 
+	t.Run("If-Match with the current ETag succeeds", func(t *testing.T) {
+		tb := table(t, c, schemaFQN, "locked", nil)
+		g := c.do("GET", "/api/v1/tables/"+str(tb["id"]), nil, nil)
+		cur := g.header.Get("ETag")
+		r := c.do("PATCH", "/api/v1/tables/"+str(tb["id"]), ops(patchOp("add", "/description", "x")),
+			map[string]string{"If-Match": cur})
+		if r.status != 200 {
+			t.Fatalf("%s: want 200", r)
+		}
+		r = c.do("PATCH", "/api/v1/tables/"+str(tb["id"]), ops(patchOp("replace", "/description", "y")),
+			map[string]string{"If-Match": cur})
+		expectError(t, r, http.StatusPreconditionFailed, "")
+	})
+
 	t.Run("delete by name", func(t *testing.T) {
 		tb := table(t, c, schemaFQN, "by_name", nil)
 		e := c.must(200, "DELETE", "/api/v1/tables/name/"+esc("svc.db.sch.by_name"), nil)
