@@ -219,24 +219,42 @@ func TestRolesAndOwnershipGive403(t *testing.T) {
 		}
 	})
 	t.Run("a user cannot grant itself a role", func(t *testing.T) {
-		r := consumer.c.do("PATCH", "/api/v1/users/"+consumer.id, ops(patchOp("add", "/roles/-", "Admin")), nil)
-		if r.status == 200 {
-			t.Errorf("%s: a DataConsumer made itself Admin", r)
-			// Show the impact: a fresh personal token now carries the Admin role.
-			tr := consumer.c.do("PUT", "/api/v1/users/security/token", map[string]any{"JWTTokenExpiry": "1"}, nil)
-			if tok := str(object(tr.body)["token"]); tok != "" {
-				t.Errorf("the new personal token of a DataConsumer carries roles %v", jwtPayload(t, tok)["roles"])
-				hd := s.client(t, tok).do("DELETE", "/api/v1/tables/"+str(mine["id"])+"?hardDelete=true", nil, nil)
-				if hd.status < 300 {
-					t.Errorf("%s: the escalated token could hard delete", hd)
+		climber := s.user(t, "climber", "DataConsumer")
+		for _, tc := range []struct {
+			how  string
+			p    *principal
+			send func() *response
+		}{
+			{"PATCH add /roles/-", consumer, func() *response {
+				return consumer.c.do("PATCH", "/api/v1/users/"+consumer.id, ops(patchOp("add", "/roles/-", "Admin")), nil)
+			}},
+			{"PUT with roles", climber, func() *response {
+				return climber.c.do("PUT", "/api/v1/users", map[string]any{"name": "climber",
+					"email": "climber@meridian.local", "roles": []any{"Admin"}}, nil)
+			}},
+		} {
+			t.Run(tc.how, func(t *testing.T) {
+				r := tc.send()
+				if r.status == 200 {
+					t.Errorf("%s: a DataConsumer made itself Admin", r)
+					// Show the impact: a fresh personal token now carries the Admin role.
+					tr := tc.p.c.do("PUT", "/api/v1/users/security/token", map[string]any{"JWTTokenExpiry": "1"}, nil)
+					if tok := str(object(tr.body)["token"]); tok != "" {
+						t.Errorf("the new personal token of a DataConsumer carries roles %v", jwtPayload(t, tok)["roles"])
+						victim := table(t, a, schemaFQN, "victim_"+tc.p.name, nil)
+						hd := s.client(t, tok).do("DELETE", "/api/v1/tables/"+str(victim["id"])+"?hardDelete=true", nil, nil)
+						if hd.status < 300 {
+							t.Errorf("%s: the escalated token could hard delete", hd)
+						}
+					}
+					return
 				}
-			}
-			return
+				if r.status != 400 && r.status != 403 {
+					t.Errorf("%s: want 403 (or 400)", r)
+				}
+				checkErrorShape(t, r)
+			})
 		}
-		if r.status != 400 && r.status != 403 {
-			t.Errorf("%s: want 403 (or 400)", r)
-		}
-		checkErrorShape(t, r)
 	})
 	t.Run("a user can edit its own profile", func(t *testing.T) {
 		e := steward.c.must(200, "PATCH", "/api/v1/users/"+steward.id, ops(patchOp("add", "/displayName", "Stew")))

@@ -3,7 +3,9 @@
 // admin token the server writes, and drives the REST API over real HTTP.
 //
 // Set MERIDIAN_E2E_DATABASE_URL to run the same tests against a database URL (passed to
-// serve as --database-url); without it the embedded SQLite store is used.
+// serve as --database-url); without it the embedded SQLite store is used. Set
+// MERIDIAN_E2E_BINARY to test a prebuilt binary instead of building ./cmd/meridian.
+// TestExpiredTokenIs401 waits a minute and runs only when MERIDIAN_E2E_SLOW is set.
 package e2e
 
 import (
@@ -47,6 +49,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if prebuilt := os.Getenv("MERIDIAN_E2E_BINARY"); prebuilt != "" {
+		binPath = prebuilt
+		return m.Run()
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -248,7 +254,11 @@ func (r *response) obj(t *testing.T) map[string]any {
 }
 
 func (r *response) String() string {
-	return fmt.Sprintf("%s %s -> %d %s", r.method, r.path, r.status, bytes.TrimSpace(r.raw))
+	body := string(bytes.TrimSpace(r.raw))
+	if len(body) > 600 {
+		body = body[:600] + "…"
+	}
+	return fmt.Sprintf("%s %s -> %d %s", r.method, r.path, r.status, body)
 }
 
 // do sends a request. body is nil (no body), []byte or string (sent as is) or any

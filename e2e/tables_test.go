@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -169,6 +170,17 @@ func TestTableLifecycleFollowsTheStateTable(t *testing.T) {
 		}
 		expectError(t, c.do("GET", "/api/v1/tables/"+id+"?include=all", nil, nil), 404, "not found")
 		expectError(t, c.do("GET", "/api/v1/tables/"+id+"/versions", nil, nil), 404, "")
+		// The name is free again, and the new table starts a new history.
+		again := table(t, c, schemaFQN, "t", nil)
+		if again["id"] == id {
+			t.Errorf("re-created table reused the hard-deleted id")
+		}
+		wantVersion(t, again, 0.1)
+		c.must(200, "DELETE", "/api/v1/tables/"+str(again["id"]), nil)
+		r = c.do("DELETE", "/api/v1/tables/"+str(again["id"])+"?hardDelete=true", nil, nil)
+		if r.status != http.StatusNoContent {
+			t.Errorf("%s: hard delete of a soft-deleted table, want 204", r)
+		}
 	})
 
 	t.Run("If-Match with the current ETag succeeds", func(t *testing.T) {
@@ -319,6 +331,9 @@ func TestSchemaDeleteRecursesAndRestoreBringsChildrenBack(t *testing.T) {
 		}
 	}
 	expectError(t, c.do("GET", "/api/v1/databaseSchemas/"+schemaID, nil, nil), 404, "")
+	// A soft-deleted schema takes no new children.
+	expectError(t, c.do("POST", "/api/v1/tables", map[string]any{"name": "late", "databaseSchema": schemaFQN,
+		"columns": twoColumns()}, nil), 404, "")
 
 	r := c.must(200, "PUT", "/api/v1/databaseSchemas/restore", map[string]any{"id": schemaID})
 	if r["deleted"] != false {
@@ -453,4 +468,46 @@ func sortedNames(v any, key string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func TestConcurrentPatchesLoseNoUpdate(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	c := s.admin
+	schemaFQN, _ := hierarchy(t, c, "svc", "db", "sch")
+	tb := table(t, c, schemaFQN, "hot", nil)
+	id := str(tb["id"])
+
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := c.do("PATCH", "/api/v1/tables/"+id, ops(patchOp("add", "/description", fmt.Sprintf("writer %d", i))), nil)
+			if r.status != 200 {
+				checkErrorShape(t, r)
+			}
+			statuses <- r.status
+		}(i)
+	}
+	wg.Wait()
+	close(statuses)
+	ok := 0
+	for st := range statuses {
+		switch st {
+		case 200:
+			ok++
+		case http.StatusConflict, http.StatusPreconditionFailed:
+		default:
+			t.Errorf("concurrent PATCH answered %d, want 200, 409 or 412", st)
+		}
+	}
+	e := c.must(200, "GET", "/api/v1/tables/"+id, nil)
+	h := c.must(200, "GET", "/api/v1/tables/"+id+"/versions", nil)
+	if got, want := len(list(h["versions"])), 1+ok; got != want {
+		t.Errorf("%d patches succeeded but there are %d versions, want %d", ok, got, want)
+	}
+	wantVersion(t, e, 0.1+0.1*float64(ok))
 }

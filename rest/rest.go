@@ -39,6 +39,9 @@ type Config struct {
 	// Ready reports whether the server can serve (the database answers); nil means
 	// always ready.
 	Ready func(context.Context) error
+	// Dispatcher delivers the outbox; its consumers' positions are reported at
+	// /api/v1/events/consumers. It may be nil.
+	Dispatcher *store.Dispatcher
 }
 
 type server struct {
@@ -47,13 +50,14 @@ type server struct {
 	log           *slog.Logger
 	serverVersion string
 	ready         func(context.Context) error
+	dispatcher    *store.Dispatcher
 	mux           *chi.Mux
 }
 
 // New returns the REST API handler: /healthz and /readyz without authentication, and
 // everything under /api behind a Bearer JWT.
 func New(c Config) http.Handler {
-	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready}
+	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -73,6 +77,7 @@ func New(c Config) http.Handler {
 	// Special families first: static segments win over {id} in chi's tree anyway, but
 	// keeping them together makes the table of routes easy to read.
 	s.userRoutes(mux)
+	s.eventRoutes(mux)
 	for _, k := range s.ents.Registry().Kinds() {
 		s.kindRoutes(mux, k)
 	}

@@ -90,6 +90,64 @@ type RelationQuery struct {
 	Type   string
 }
 
+// EventQuery selects outbox events: sequence number above After, timestamp at or
+// after Since (epoch ms, 0 for any), entity type in EntityTypes (empty for any). Limit
+// 0 or less means no limit.
+type EventQuery struct {
+	After       int64
+	Since       int64
+	EntityTypes []string
+	Limit       int
+}
+
+// SearchDoc is the searchable projection of one entity. The text fields hold words
+// already split by SearchWords, so both drivers index the same tokens. Source is the
+// JSON document answered as a hit's _source.
+type SearchDoc struct {
+	ID          string
+	Kind        string
+	FQN         string
+	Name        string // words of the name and FQN (highest weight)
+	DisplayName string // words of the display name (high weight)
+	Description string // words of the description (medium weight)
+	Columns     string // words of the column names (low weight)
+	Service     string // service name, "" when none
+	Tags        []string
+	Owners      []string // owner names
+	Domains     []string // domain FQNs
+	Deleted     bool
+	Source      []byte
+}
+
+// SearchFilter is a term filter: the field (entityType, service, tags, owners,
+// domains or deleted) must hold one of the values.
+type SearchFilter struct {
+	Field  string
+	Values []string
+}
+
+// SearchQuery is a keyword search. Terms are lower-case words, already split by
+// SearchWords; an entity matches when every term, or a word starting with it, occurs in
+// one of its text fields. No terms matches everything. Hits are ordered by score (name
+// and display name outrank description, which outranks column names), then by FQN.
+type SearchQuery struct {
+	Terms   []string
+	Kinds   []string
+	Filters []SearchFilter
+	Deleted *bool // nil: only active entities unless a deleted filter says otherwise
+	From    int
+	Size    int
+}
+
+// SearchHit is one search result.
+type SearchHit struct {
+	ID     string
+	Kind   string
+	FQN    string
+	Score  float64
+	Source []byte
+}
+
 // Token is a stored API token. Only its hash is kept.
 type Token struct {
 	ID        string
@@ -115,7 +173,8 @@ type Tx interface {
 	// Update replaces a row whose stored version is expect. Otherwise it is
 	// EPreconditionFailed and nothing is written.
 	Update(ctx context.Context, r Row, expect meridian.Version) error
-	// Remove deletes a row, its version snapshots and every relation touching it.
+	// Remove deletes a row, its version snapshots, its search document and every
+	// relation touching it.
 	Remove(ctx context.Context, id string) error
 	// List returns one page and the count of every row matching the query.
 	List(ctx context.Context, q ListQuery) ([]Row, int, error)
@@ -136,8 +195,15 @@ type Tx interface {
 
 	// AppendEvent adds a change event to the outbox.
 	AppendEvent(ctx context.Context, e meridian.ChangeEvent) error
-	// Events lists outbox events with a sequence number above after, oldest first.
-	Events(ctx context.Context, after int64, limit int) ([]meridian.ChangeEvent, error)
+	// Events lists outbox events matching the query, oldest first.
+	Events(ctx context.Context, q EventQuery) ([]meridian.ChangeEvent, error)
+
+	// Index adds or replaces the search document of an entity; Unindex removes it.
+	Index(ctx context.Context, d SearchDoc) error
+	Unindex(ctx context.Context, id string) error
+	// Search runs a keyword search and returns one page of hits, best first, and the
+	// count of every match.
+	Search(ctx context.Context, q SearchQuery) ([]SearchHit, int, error)
 
 	// PutToken stores a token; TokenByHash finds one; RevokeToken marks one revoked
 	// (ENotFound if missing); Tokens lists a user's tokens.

@@ -18,6 +18,7 @@ type Entities struct {
 	policy Policy
 	sealer Sealer
 	now    func() time.Time
+	notify func()
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -29,6 +30,8 @@ type Config struct {
 	Policy    Policy
 	Sealer    Sealer
 	Now       func() time.Time
+	// Notify, when set, is called after every committed write (Dispatcher.Notify).
+	Notify func()
 }
 
 // New returns an engine.
@@ -37,7 +40,7 @@ func New(c Config) *Entities {
 	if now == nil {
 		now = time.Now
 	}
-	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now}
+	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now, notify: c.Notify}
 }
 
 // Registry returns the kind registry the engine serves.

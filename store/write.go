@@ -19,7 +19,13 @@ func (s *Entities) inTx(ctx context.Context, f func(Tx) error) error {
 	if err := f(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if s.notify != nil {
+		s.notify()
+	}
+	return nil
 }
 
 // inReadTx runs f in a read-only transaction.
@@ -350,6 +356,9 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := tx.PutVersion(ctx, row.ID, row.Version, encode(snap)); err != nil {
 		return err
 	}
+	if err := tx.Index(ctx, SearchDocOf(k, e)); err != nil {
+		return err
+	}
 	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, snap, nil))
 }
 
@@ -398,6 +407,9 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 		return nil, "", err
 	}
 	if err := tx.PutVersion(ctx, row.ID, version, encode(snap)); err != nil {
+		return nil, "", err
+	}
+	if err := tx.Index(ctx, SearchDocOf(k, next)); err != nil {
 		return nil, "", err
 	}
 	if o.emit {

@@ -34,6 +34,7 @@ type catalog struct {
 	db       *sqlite.DB
 	entities *store.Entities
 	auth     *auth.Authority
+	outbox   *store.Dispatcher
 }
 
 // openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
@@ -65,14 +66,18 @@ func openCatalog(ctx context.Context, dir string) (*catalog, error) {
 	if err != nil {
 		return fail(fmt.Errorf("load signing key: %w", err))
 	}
+	// The outbox dispatcher: later capabilities (vectors, graph, activity, webhooks)
+	// register their consumers here.
+	outbox := store.NewDispatcher(db, slog.Default())
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
 		Validator: validator,
 		Policy:    auth.Policy{},
 		Sealer:    sealer,
+		Notify:    outbox.Notify,
 	})
-	return &catalog{dir: dir, db: db, entities: ents, auth: authority}, nil
+	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
 }
 
 // Close closes the database.

@@ -55,9 +55,10 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	go cat.outbox.Run(ctx)
 	srv := &http.Server{
 		Handler: rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Logger: log,
-			Version: version, Ready: cat.ready}),
+			Version: version, Ready: cat.ready, Dispatcher: cat.outbox}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

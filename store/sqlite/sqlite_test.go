@@ -626,7 +626,7 @@ func TestEventsInOrderAndRoundTrip(t *testing.T) {
 		return tx.AppendEvent(ctx, meridian.ChangeEvent{EventType: meridian.EventEntityCreated}) // id assigned
 	})
 	read(t, db, func(tx store.Tx) error {
-		evs, err := tx.Events(ctx, 0, 0)
+		evs, err := tx.Events(ctx, store.EventQuery{After: 0, Limit: 0})
 		if err != nil {
 			return err
 		}
@@ -651,14 +651,14 @@ func TestEventsInOrderAndRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(evs[1], wantBare) {
 			t.Errorf("bare round trip:\n got %#v\nwant %#v", evs[1], wantBare)
 		}
-		page, err := tx.Events(ctx, 2, 2)
+		page, err := tx.Events(ctx, store.EventQuery{After: 2, Limit: 2})
 		if err != nil {
 			return err
 		}
 		if len(page) != 2 || page[0].ID != "ev-3" || page[1].ID != "ev-4" {
 			t.Errorf("after 2, limit 2: %+v", page)
 		}
-		if rest, _ := tx.Events(ctx, 6, 10); len(rest) != 0 {
+		if rest, _ := tx.Events(ctx, store.EventQuery{After: 6, Limit: 10}); len(rest) != 0 {
 			t.Errorf("after the last: %d", len(rest))
 		}
 		return nil
@@ -958,7 +958,7 @@ func TestConcurrentWritersNeverFail(t *testing.T) {
 		if total != writers*each {
 			t.Errorf("total %d, want %d", total, writers*each)
 		}
-		evs, err := tx.Events(ctx, 0, 0)
+		evs, err := tx.Events(ctx, store.EventQuery{After: 0, Limit: 0})
 		if err != nil {
 			return err
 		}
@@ -1007,7 +1007,7 @@ func TestDataSurvivesReopen(t *testing.T) {
 		if rels, _ := tx.Relations(ctx, store.RelationQuery{ToID: "keep"}); len(rels) != 1 {
 			t.Errorf("relations: %d", len(rels))
 		}
-		if evs, _ := tx.Events(ctx, 0, 0); len(evs) != 1 {
+		if evs, _ := tx.Events(ctx, store.EventQuery{After: 0, Limit: 0}); len(evs) != 1 {
 			t.Errorf("events: %d", len(evs))
 		}
 		if v, _ := tx.Setting(ctx, "seeded"); v != "yes" {

@@ -178,8 +178,8 @@ WHERE id = ? AND version = ?`,
 		"The entity has been modified by another user. Please refresh and retry.")
 }
 
-// Remove deletes an entity row, its version snapshots and every relation from or to
-// it. It is ENotFound when there was no entity row (the snapshots and relations are
+// Remove deletes an entity row, its version snapshots, its search document and every
+// relation from or to it. It is ENotFound when there was no entity row (the snapshots and relations are
 // still deleted in the transaction).
 func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
@@ -190,6 +190,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	}
 	if _, err := t.tx.ExecContext(ctx, "DELETE FROM relations WHERE from_id = ? OR to_id = ?", id, id); err != nil {
 		return fmt.Errorf("sqlite: remove relations: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_docs WHERE id = ?", id); err != nil {
+		return fmt.Errorf("sqlite: remove search document: %w", err)
 	}
 	res, err := t.tx.ExecContext(ctx, "DELETE FROM entities WHERE id = ?", id)
 	if err != nil {
@@ -473,16 +476,23 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	return nil
 }
 
-// Events lists outbox events with a sequence number above after, oldest first. A limit
-// of 0 or less means no limit.
-func (t *tx) Events(ctx context.Context, after int64, limit int) ([]meridian.ChangeEvent, error) {
+// Events lists outbox events matching q, oldest first. A limit of 0 or less means no
+// limit.
+func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
 	query := `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
 previous_version, current_version, change_description, entity, recursive
-FROM change_events WHERE seq > ? ORDER BY seq`
-	args := []any{after}
-	if limit > 0 {
+FROM change_events WHERE seq > ? AND ts >= ?`
+	args := []any{q.After, q.Since}
+	if len(q.EntityTypes) > 0 {
+		query += " AND entity_type IN (?" + strings.Repeat(", ?", len(q.EntityTypes)-1) + ")"
+		for _, et := range q.EntityTypes {
+			args = append(args, et)
+		}
+	}
+	query += " ORDER BY seq"
+	if q.Limit > 0 {
 		query += " LIMIT ?"
-		args = append(args, limit)
+		args = append(args, q.Limit)
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -495,7 +495,7 @@ func testOutbox(t *testing.T, f *Fixture) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	events, err := tx.Events(f.Ctx, 0, 100)
+	events, err := tx.Events(f.Ctx, store.EventQuery{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,18 +560,23 @@ func (denySecrets) Authorize(p *meridian.Principal, op store.Operation, kind str
 }
 
 func testConcurrentPatches(t *testing.T, f *Fixture) {
-	g := f.Create("glossary", `{"name":"g","description":"d"}`)
-	var wg sync.WaitGroup
-	applied := make(chan int, 16)
+	g := f.Create("glossary", `{"name":"g","description":"d","extension":{}}`)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		applied = map[int]int{} // patch number -> version it produced
+	)
 	for i := 0; i < 16; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			res, err := f.E.Patch(f.Ctx, f.Admin, "glossary", store.ByID(g.ID()),
-				[]byte(fmt.Sprintf(`[{"op":"replace","path":"/description","value":"d%d"}]`, i)), "")
+			patch := fmt.Sprintf(`[{"op":"add","path":"/extension/k%d","value":"v%d"}]`, i, i)
+			res, err := f.E.Patch(f.Ctx, f.Admin, "glossary", store.ByID(g.ID()), []byte(patch), "")
 			switch meridian.ErrorCode(err) {
 			case "":
-				applied <- int(num(res.Entity["version"])*10 + 0.5)
+				mu.Lock()
+				applied[i] = int(num(res.Entity["version"])*10 + 0.5)
+				mu.Unlock()
 			case meridian.EConflict, meridian.EPreconditionFailed:
 			default:
 				t.Errorf("patch %d: %v", i, err)
@@ -579,20 +584,33 @@ func testConcurrentPatches(t *testing.T, f *Fixture) {
 		}(i)
 	}
 	wg.Wait()
-	close(applied)
-	seen := map[int]bool{}
-	for v := range applied {
-		if seen[v] {
-			t.Fatalf("version %d given twice", v)
+	if len(applied) == 0 {
+		t.Fatal("no patch applied")
+	}
+	versions := map[int]bool{}
+	for _, v := range applied {
+		if versions[v] {
+			t.Fatalf("version %d given twice: %v", v, applied)
 		}
-		seen[v] = true
+		versions[v] = true
 	}
-	final := f.Get("glossary", g.ID(), "", "")
-	if want := 1 + len(seen); int(num(final["version"])*10+0.5) != want {
-		t.Fatalf("final version %v after %d applied patches", final["version"], len(seen))
+	for v := 2; v <= 1+len(applied); v++ {
+		if !versions[v] {
+			t.Fatalf("versions are not consecutive: %v", applied)
+		}
 	}
-	versions, _ := f.E.Versions(f.Ctx, f.Admin, "glossary", g.ID())
-	if len(versions) != 1+len(seen) {
-		t.Fatalf("%d versions for %d patches", len(versions), len(seen))
+	final := f.Get("glossary", g.ID(), "extension", "")
+	ext, _ := final["extension"].(map[string]any)
+	for i := range applied {
+		if ext[fmt.Sprintf("k%d", i)] != fmt.Sprintf("v%d", i) {
+			t.Fatalf("applied patch %d lost: extension %v", i, ext)
+		}
+	}
+	if len(ext) != len(applied) || int(num(final["version"])*10+0.5) != 1+len(applied) {
+		t.Fatalf("final version %v, extension %v, %d applied", final["version"], ext, len(applied))
+	}
+	history, _ := f.E.Versions(f.Ctx, f.Admin, "glossary", g.ID())
+	if len(history) != 1+len(applied) {
+		t.Fatalf("%d versions for %d applied patches", len(history), len(applied))
 	}
 }

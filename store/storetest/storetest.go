@@ -37,6 +37,7 @@ func Run(t *testing.T, open Open) {
 		{"VersionsAreNewestFirstSnapshots", testVersionHistory},
 		{"FollowersChangeWithoutNewVersion", testFollowers},
 		{"OutboxRecordsOneEventPerWrite", testOutbox},
+		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"SecretsAreSealedAtRestAndMasked", testSecrets},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
 	}

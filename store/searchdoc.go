@@ -1,0 +1,118 @@
+package store
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// SearchWords splits text into lower-case search words: runs of letters and digits,
+// with snake_case and camelCase names split into their words ("customerOrders" and
+// "customer_orders" both give "customer", "orders"). Queries and documents go through
+// the same function, so both sides agree on the tokens.
+func SearchWords(text string) []string {
+	var out []string
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, w := range splitCamel(tok) {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// splitCamel splits "customerOrderID2024" into "customer", "Order", "ID", "2024".
+func splitCamel(s string) []string {
+	r := []rune(s)
+	var out []string
+	start := 0
+	for i := 1; i < len(r); i++ {
+		prev, cur := r[i-1], r[i]
+		boundary := (unicode.IsLower(prev) && unicode.IsUpper(cur)) ||
+			(unicode.IsLetter(prev) && unicode.IsDigit(cur)) || (unicode.IsDigit(prev) && unicode.IsLetter(cur)) ||
+			(unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(r) && unicode.IsLower(r[i+1]))
+		if boundary {
+			out = append(out, string(r[start:i]))
+			start = i
+		}
+	}
+	return append(out, string(r[start:]))
+}
+
+func words(text string) string { return strings.Join(SearchWords(text), " ") }
+
+// SearchDocOf projects a full entity document for the keyword index. Secrets never
+// reach the index: the source document has them masked.
+func SearchDocOf(k *meridian.Kind, e meridian.Entity) SearchDoc {
+	d := SearchDoc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
+		DisplayName: words(e.String("displayName")), Description: words(e.String("description")),
+		Deleted: e.Deleted()}
+	var low []string
+	if parent, err := meridian.ParentFQN(e.FQN()); err == nil && parent != "" {
+		low = append(low, words(parent))
+	}
+	var tags []string
+	addTags := func(v any) {
+		for _, t := range asList(v) {
+			m, _ := t.(map[string]any)
+			if f, ok := m["tagFQN"].(string); ok {
+				tags = append(tags, f)
+			}
+		}
+	}
+	addTags(e["tags"])
+	var walk func(cols []any)
+	walk = func(cols []any) {
+		for _, c := range cols {
+			col, _ := c.(map[string]any)
+			if name, ok := col["name"].(string); ok {
+				low = append(low, words(name))
+			}
+			addTags(col["tags"])
+			walk(asList(col["children"]))
+		}
+	}
+	walk(asList(e["columns"]))
+	d.Columns = strings.Join(low, " ")
+	d.Tags = unique(tags)
+	if svc, ok := e["service"].(map[string]any); ok {
+		d.Service, _ = svc["name"].(string)
+	} else if strings.HasSuffix(k.Name, "Service") {
+		d.Service = e.Name()
+	}
+	for _, ref := range asList(e["owners"]) {
+		if m, ok := ref.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				d.Owners = append(d.Owners, n)
+			}
+		}
+	}
+	for _, ref := range asList(e["domains"]) {
+		if m, ok := ref.(map[string]any); ok {
+			if f, ok := m["fullyQualifiedName"].(string); ok {
+				d.Domains = append(d.Domains, f)
+			}
+		}
+	}
+	src := e.Clone()
+	for _, field := range k.Secrets {
+		if v, ok := src[field]; ok {
+			src[field] = mapSecrets(v, "", func(string) (string, error) { return Mask, nil })
+		}
+	}
+	src["entityType"] = k.Name
+	d.Source = encode(src)
+	return d
+}
+
+func unique(l []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

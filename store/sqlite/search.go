@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Ranking. A hit's score is -bm25(search_fts, 10, 8, 3, 1) over the columns name,
+// display, description and columns (FTS5's bm25 is lower-is-better, so it is negated),
+// plus nameExactBonus when the document's name words equal the query words, or
+// namePrefixBonus when they start with them. Ties are broken by FQN, then id, so the
+// order is stable. A query without terms matches every document with score 1 (like
+// Elasticsearch's match_all) in FQN order.
+const (
+	bm25Weights     = "10.0, 8.0, 3.0, 1.0"
+	nameExactBonus  = 20.0
+	namePrefixBonus = 10.0
+)
+
+// Index adds or replaces the search document of an entity. The search_docs row keeps
+// its seq (the FTS rowid) across updates; the FTS row is rewritten.
+func (t *tx) Index(ctx context.Context, d store.SearchDoc) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	tags, owners, domains := lowerJSON(d.Tags), lowerJSON(d.Owners), lowerJSON(d.Domains)
+	var seq int64
+	err := t.tx.QueryRowContext(ctx, `INSERT INTO search_docs
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
+    service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
+    domains = excluded.domains, source = excluded.source
+RETURNING seq`,
+		d.ID, d.Kind, d.FQN, d.Name, strings.ToLower(d.Service), boolInt(d.Deleted), tags, owners, domains,
+		string(d.Source)).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_fts WHERE rowid = ?", seq); err != nil {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx,
+		"INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)",
+		seq, d.Name, d.DisplayName, d.Description, d.Columns); err != nil {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	return nil
+}
+
+// Unindex removes an entity's search document; removing a missing one is not an error.
+// The search_docs_delete trigger drops the FTS row.
+func (t *tx) Unindex(ctx context.Context, id string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_docs WHERE id = ?", id); err != nil {
+		return fmt.Errorf("sqlite: unindex: %w", err)
+	}
+	return nil
+}
+
+func lowerJSON(l []string) string {
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		out = append(out, strings.ToLower(s))
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// matchExpr builds the FTS5 MATCH expression: every term as a quoted prefix query,
+// implicitly ANDed. Double quotes inside a term are doubled, so no term can change
+// the expression's structure. Empty terms are skipped.
+func matchExpr(terms []string) string {
+	var parts []string
+	for _, term := range terms {
+		if term == "" {
+			continue
+		}
+		parts = append(parts, `"`+strings.ReplaceAll(term, `"`, `""`)+`"*`)
+	}
+	return strings.Join(parts, " ")
+}
+
+// in returns "(?, ?, …)" for n values.
+func in(n int) string { return "(?" + strings.Repeat(", ?", n-1) + ")" }
+
+// searchFilters turns the kinds, term filters and the deleted switch into SQL
+// conditions on search_docs d. Values compare case-insensitively (the stored fields are
+// lower-cased at index time).
+func searchFilters(q store.SearchQuery) ([]string, []any, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if len(q.Kinds) > 0 {
+		where = append(where, "d.kind IN "+in(len(q.Kinds)))
+		for _, k := range q.Kinds {
+			args = append(args, k)
+		}
+	}
+	deletedFilter := false
+	for _, f := range q.Filters {
+		if len(f.Values) == 0 {
+			return nil, nil, meridian.Errorf(meridian.EInvalid, "Search filter on %s has no values", f.Field)
+		}
+		lower := make([]any, len(f.Values))
+		for i, v := range f.Values {
+			lower[i] = strings.ToLower(v)
+		}
+		switch f.Field {
+		case "entityType":
+			where = append(where, "lower(d.kind) IN "+in(len(lower)))
+			args = append(args, lower...)
+		case "service":
+			where = append(where, "d.service IN "+in(len(lower)))
+			args = append(args, lower...)
+		case "tags", "owners", "domains":
+			// The column name is one of three constants, never caller text.
+			where = append(where, "EXISTS (SELECT 1 FROM json_each(d."+f.Field+") j WHERE j.value IN "+in(len(lower))+")")
+			args = append(args, lower...)
+		case "deleted":
+			deletedFilter = true
+			var vals []any
+			for _, v := range lower {
+				switch v {
+				case "true":
+					vals = append(vals, 1)
+				case "false":
+					vals = append(vals, 0)
+				default:
+					return nil, nil, meridian.Errorf(meridian.EInvalid, "Invalid deleted filter value %q", v)
+				}
+			}
+			where = append(where, "d.deleted IN "+in(len(vals)))
+			args = append(args, vals...)
+		default:
+			return nil, nil, meridian.Errorf(meridian.EInvalid, "Unsupported search filter field %s", f.Field)
+		}
+	}
+	switch {
+	case q.Deleted != nil:
+		where = append(where, "d.deleted = ?")
+		args = append(args, boolInt(*q.Deleted))
+	case !deletedFilter:
+		where = append(where, "d.deleted = 0")
+	}
+	return where, args, nil
+}
+
+// Search runs a keyword search: one page of hits, best first, and the count of every
+// match.
+func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, int, error) {
+	if q.From < 0 || q.Size < 0 {
+		return nil, 0, meridian.Errorf(meridian.EInvalid, "from and size must not be negative")
+	}
+	where, args, err := searchFilters(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	expr := matchExpr(q.Terms)
+
+	var from, score string
+	var scoreArgs []any
+	if expr == "" {
+		from = " FROM search_docs d"
+		score = "1.0"
+	} else {
+		from = " FROM search_fts JOIN search_docs d ON d.seq = search_fts.rowid"
+		where = append([]string{"search_fts MATCH ?"}, where...)
+		args = append([]any{expr}, args...)
+		phrase := strings.Join(q.Terms, " ")
+		score = "(-bm25(search_fts, " + bm25Weights + ")" +
+			" + CASE WHEN d.name_words = ? THEN ? WHEN substr(d.name_words, 1, length(?)) = ? THEN ? ELSE 0.0 END)"
+		scoreArgs = []any{phrase, nameExactBonus, phrase, phrase, namePrefixBonus}
+	}
+	filter := " WHERE " + strings.Join(where, " AND ")
+
+	var total int
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*)"+from+filter, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: search count: %w", err)
+	}
+	hits := []store.SearchHit{}
+	if q.Size == 0 {
+		return hits, total, nil
+	}
+	query := "SELECT d.id, d.kind, d.fqn, d.source, " + score + " AS score" + from + filter +
+		" ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?"
+	all := append(append(scoreArgs, args...), q.Size, q.From)
+	rows, err := t.tx.QueryContext(ctx, query, all...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h store.SearchHit
+		if err := rows.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: search: %w", err)
+		}
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
+	}
+	return hits, total, nil
+}
