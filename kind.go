@@ -51,6 +51,9 @@ type Kind struct {
 	// Immutable lists fields that PATCH and PUT may not change, besides id, name,
 	// fullyQualifiedName and deleted.
 	Immutable []string
+	// Privileged lists fields only a principal allowed OpEditPrivileged (an admin) may
+	// change, such as a user's roles.
+	Privileged []string
 }
 
 // Location is where an entity sits: its parent (kind and FQN; empty for top level) and,

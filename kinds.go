@@ -119,9 +119,9 @@ func DefaultKinds() []*Kind {
 
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
-			SoftDelete: true, Immutable: []string{"isBot"}},
+			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin"}},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
-			SoftDelete: true},
+			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}},
 		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}}},
 
 		// AI assets.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -240,8 +241,8 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	if err != nil {
 		return nil, err
 	}
+	defer tx.Rollback()
 	t, err := tx.TokenByHash(ctx, hashToken(raw))
-	_ = tx.Rollback()
 	switch {
 	case meridian.ErrorCode(err) == meridian.ENotFound:
 		return nil, unauthorized("Token has been revoked")
@@ -255,7 +256,48 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	if p.TokenType == "" {
 		p.TokenType = t.TokenType
 	}
+	if err := currentUser(ctx, tx, p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// currentUser checks that the token's user still exists and is active, and takes the
+// principal's id and roles from the user entity, so that a role change or a deleted
+// user takes effect at once for every token already issued.
+func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) error {
+	u, err := tx.GetByFQN(ctx, "user", meridian.QuoteName(p.Name))
+	if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && u.Deleted) {
+		return unauthorized("Token has been revoked: user " + p.Name + " is not active")
+	}
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Roles   []any `json:"roles"`
+		IsAdmin bool  `json:"isAdmin"`
+		IsBot   bool  `json:"isBot"`
+	}
+	if err := json.Unmarshal(u.Doc, &doc); err != nil {
+		return err
+	}
+	p.ID = u.ID
+	p.IsBot = doc.IsBot
+	p.Roles = p.Roles[:0]
+	for _, r := range doc.Roles {
+		switch t := r.(type) {
+		case string:
+			p.Roles = append(p.Roles, t)
+		case map[string]any:
+			if name, ok := t["name"].(string); ok {
+				p.Roles = append(p.Roles, name)
+			}
+		}
+	}
+	if doc.IsAdmin && !p.HasRole(meridian.RoleAdmin) {
+		p.Roles = append(p.Roles, meridian.RoleAdmin)
+	}
+	return nil
 }
 
 // classify turns a jwt parse error into the caller-facing EUnauthorized error.

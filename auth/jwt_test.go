@@ -21,7 +21,8 @@ import (
 
 const testIssuer = "meridian-test"
 
-// openStore opens a real SQLite catalog in a temporary directory.
+// openStore opens a real SQLite catalog in a temporary directory, holding the users
+// the tests issue tokens for: alice (a steward and consumer) and ingestion-bot.
 func openStore(t *testing.T) store.Driver {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"))
@@ -29,7 +30,27 @@ func openStore(t *testing.T) store.Driver {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
+	addUser(t, db, "6f1c1f0e-0b7e-4d43-9a0e-7a6f3b6c9f01", "alice", `{"name":"alice","roles":["DataSteward","DataConsumer"]}`)
+	addUser(t, db, "b1", "ingestion-bot", `{"name":"ingestion-bot","isBot":true,"roles":[]}`)
 	return db
+}
+
+// addUser stores a user row directly, as the engine would.
+func addUser(t testing.TB, db store.Driver, id, name, doc string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Insert(ctx, store.Row{ID: id, Kind: "user", Name: name, FQN: meridian.QuoteName(name), Version: 1,
+		UpdatedBy: "test", Doc: []byte(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newAuthority(t *testing.T) *Authority {
@@ -461,5 +482,36 @@ func TestNewDefaultsTheIssuer(t *testing.T) {
 	}
 	if a.Issuer() != DefaultIssuer {
 		t.Fatalf("Issuer = %q, want %q", a.Issuer(), DefaultIssuer)
+	}
+}
+
+func TestVerifyFollowsTheCurrentUserEntity(t *testing.T) {
+	ctx := context.Background()
+	db := openStore(t)
+	a, err := New(ctx, db, testIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addUser(t, db, "c0ffee00-0000-4000-8000-000000000001", "carol", `{"name":"carol","roles":["DataConsumer"]}`)
+	raw, _, err := a.Issue(ctx, Subject{Name: "carol", Roles: []string{meridian.RoleAdmin}}, meridian.TokenTypePersonal, time.Hour, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Verify(ctx, raw)
+	if err != nil || p.IsAdmin() || !p.HasRole(meridian.RoleDataConsumer) || p.ID != "c0ffee00-0000-4000-8000-000000000001" {
+		t.Fatalf("roles must come from the user entity, not the claim: %+v, %v", p, err)
+	}
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Remove(ctx, "c0ffee00-0000-4000-8000-000000000001"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Verify(ctx, raw); meridian.ErrorCode(err) != meridian.EUnauthorized {
+		t.Fatalf("a deleted user's token must be refused: %v", err)
 	}
 }

@@ -9,7 +9,10 @@
 // for a token that never expires), jti (the token id), uid (the user or bot entity id)
 // and scope (space separated, only when the token is scoped). Only the SHA-256 of a raw
 // token is stored; a token is accepted only while its hash is stored, not revoked and
-// not expired, so a revocation takes effect at once. Only HS256 is accepted: "none"
+// not expired, and while its user exists and is not deleted, so a revocation or a
+// deleted user takes effect at once. The principal's id and roles are read from the
+// user entity at each request: the roles claim records what the user had when the
+// token was issued, and a role change applies to every token at once. Only HS256 is accepted: "none"
 // and RS/ES/PS tokens are refused.
 //
 // # Authorization
@@ -25,8 +28,8 @@
 //  5. Kinds user, team and bot: only admins may Create, Delete or HardDelete them.
 //     Anyone may View and Follow them. Edit is allowed to admins, to a user on their
 //     own user entity (entity id == principal id), and to the entity's owners (a team's
-//     owners may edit the team). Which fields may change (roles, for example) is the
-//     engine's business, not the policy's.
+//     owners may edit the team). Fields a kind marks Privileged (a user's roles and
+//     isAdmin) need EditPrivileged, which only admins have.
 //  6. DataSteward: View, Follow, Create, Edit and Delete (soft) on every other kind;
 //     never HardDelete.
 //  7. DataConsumer, and any principal with no known role: View and Follow; Edit and

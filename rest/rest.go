@@ -78,6 +78,7 @@ func New(c Config) http.Handler {
 	// keeping them together makes the table of routes easy to read.
 	s.userRoutes(mux)
 	s.eventRoutes(mux)
+	s.searchRoutes(mux)
 	for _, k := range s.ents.Registry().Kinds() {
 		s.kindRoutes(mux, k)
 	}

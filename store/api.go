@@ -22,6 +22,8 @@ const (
 	OpHardDelete Operation = "HardDelete"
 	OpFollow     Operation = "Follow"
 	OpSeeSecrets Operation = "SeeSecrets"
+	// OpEditPrivileged changes a field the kind marks Privileged (a user's roles).
+	OpEditPrivileged Operation = "EditPrivileged"
 )
 
 // Policy decides whether a principal may perform an operation on an entity. owners are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
@@ -378,6 +379,11 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if cd.Empty() {
 		return old, meridian.EventEntityNoChange, nil
 	}
+	if changesAny(cd, k.Privileged) {
+		if err := s.authorize(p, OpEditPrivileged, k, old, ownersOf(old)); err != nil {
+			return nil, "", err
+		}
+	}
 	version := row.Version.Minor()
 	if major {
 		version = row.Version.Major()
@@ -420,6 +426,19 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 		}
 	}
 	return next, o.change, nil
+}
+
+// changesAny reports whether the change touches one of the top-level fields.
+func changesAny(cd meridian.ChangeDescription, fields []string) bool {
+	for _, list := range [][]meridian.FieldChange{cd.FieldsAdded, cd.FieldsUpdated, cd.FieldsDeleted} {
+		for _, c := range list {
+			top, _, _ := strings.Cut(c.Name, ".")
+			if contains(fields, top) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // syncRelations makes the relationship store hold the references of next's

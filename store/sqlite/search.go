@@ -10,16 +10,27 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-// Ranking. A hit's score is -bm25(search_fts, 10, 8, 3, 1) over the columns name,
-// display, description and columns (FTS5's bm25 is lower-is-better, so it is negated),
-// plus nameExactBonus when the document's name words equal the query words, or
-// namePrefixBonus when they start with them. Ties are broken by FQN, then id, so the
-// order is stable. A query without terms matches every document with score 1 (like
-// Elasticsearch's match_all) in FQN order.
+// Ranking. A hit's score is
+//
+//	4*tier + nameBonus + b/(1+b),  b = -bm25(search_fts, 10, 8, 3, 1)
+//
+// tier is 4 when every query word matches in the name, 3 when every word matches in
+// the name or display name, 2 when in the name, display name or description, and 1
+// otherwise (some word only in column names or the parent FQN). nameBonus is 2 when the
+// name's words equal the query's words, 1 when they start with them, else 0. b is FTS5's
+// BM25 over the columns name, display, description and columns with weights 10, 8, 3
+// and 1 (negated: FTS5's bm25 is lower-is-better), squashed below 1 so it only orders
+// hits within a tier and bonus. The tiers make "name and display name outrank
+// description, which outranks column names" hold whatever the field lengths, which
+// plain BM25 does not guarantee when a field is rarely filled. Ties are broken by FQN,
+// then id, so the order is stable. A query without words matches every document with
+// score 1 (like Elasticsearch's match_all), in FQN order.
 const (
-	bm25Weights     = "10.0, 8.0, 3.0, 1.0"
-	nameExactBonus  = 20.0
-	namePrefixBonus = 10.0
+	bm25Weights = "10.0, 8.0, 3.0, 1.0"
+	tierScore   = `CASE WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 4
+ WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3
+ WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2 ELSE 1 END`
+	nameBonus = `CASE WHEN d.name_words = ? THEN 2 WHEN substr(d.name_words, 1, length(?)) = ? THEN 1 ELSE 0 END`
 )
 
 // Index adds or replaces the search document of an entity. The search_docs row keeps
@@ -74,16 +85,21 @@ func lowerJSON(l []string) string {
 	return string(b)
 }
 
-// matchExpr builds the FTS5 MATCH expression: every term as a quoted prefix query,
-// implicitly ANDed. Double quotes inside a term are doubled, so no term can change
-// the expression's structure. Empty terms are skipped.
-func matchExpr(terms []string) string {
+// matchExpr builds an FTS5 MATCH expression: every term as a quoted prefix query,
+// implicitly ANDed, each restricted to the columns when columns is not "" (an FTS5
+// column filter such as "{name display}"). Double quotes inside a term are doubled, so
+// no term can change the expression's structure. Empty terms are skipped.
+func matchExpr(terms []string, columns string) string {
 	var parts []string
 	for _, term := range terms {
 		if term == "" {
 			continue
 		}
-		parts = append(parts, `"`+strings.ReplaceAll(term, `"`, `""`)+`"*`)
+		phrase := `"` + strings.ReplaceAll(term, `"`, `""`) + `"*`
+		if columns != "" {
+			phrase = columns + " : " + phrase
+		}
+		parts = append(parts, phrase)
 	}
 	return strings.Join(parts, " ")
 }
@@ -164,7 +180,7 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 	if err != nil {
 		return nil, 0, err
 	}
-	expr := matchExpr(q.Terms)
+	expr := matchExpr(q.Terms, "")
 
 	var from, score string
 	var scoreArgs []any
@@ -176,9 +192,10 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 		where = append([]string{"search_fts MATCH ?"}, where...)
 		args = append([]any{expr}, args...)
 		phrase := strings.Join(q.Terms, " ")
-		score = "(-bm25(search_fts, " + bm25Weights + ")" +
-			" + CASE WHEN d.name_words = ? THEN ? WHEN substr(d.name_words, 1, length(?)) = ? THEN ? ELSE 0.0 END)"
-		scoreArgs = []any{phrase, nameExactBonus, phrase, phrase, namePrefixBonus}
+		score = "(4 * (" + tierScore + ") + (" + nameBonus + ")" +
+			" + (-bm25(search_fts, " + bm25Weights + ")) / (1.0 - bm25(search_fts, " + bm25Weights + ")))"
+		scoreArgs = []any{matchExpr(q.Terms, "{name}"), matchExpr(q.Terms, "{name display}"),
+			matchExpr(q.Terms, "{name display description}"), phrase, phrase, phrase}
 	}
 	filter := " WHERE " + strings.Join(where, " AND ")
 

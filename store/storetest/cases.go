@@ -614,3 +614,29 @@ func testConcurrentPatches(t *testing.T, f *Fixture) {
 		t.Fatalf("%d versions for %d applied patches", len(history), len(applied))
 	}
 }
+
+func testPrivilegedFields(t *testing.T, f *Fixture) {
+	u := f.Create("user", `{"name":"climber","email":"climber@example.com","roles":["DataConsumer"]}`)
+	self := &meridian.Principal{ID: u.ID(), Name: "climber", Roles: []string{meridian.RoleDataConsumer}}
+	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Policy: adminOnlyPrivileged{}})
+	_, err := f.E.Patch(f.Ctx, self, "user", store.ByID(u.ID()), []byte(`[{"op":"add","path":"/roles/-","value":"Admin"}]`), "")
+	WantCode(t, err, meridian.EForbidden)
+	_, err = f.E.CreateOrUpdate(f.Ctx, self, "user", f.Doc(`{"name":"climber","email":"climber@example.com","roles":["Admin"]}`))
+	WantCode(t, err, meridian.EForbidden)
+	if _, err := f.E.Patch(f.Ctx, self, "user", store.ByID(u.ID()), []byte(`[{"op":"add","path":"/displayName","value":"Climber"}]`), ""); err != nil {
+		t.Fatalf("a user may edit the rest of its own entity: %v", err)
+	}
+	if _, err := f.E.Patch(f.Ctx, f.Admin, "user", store.ByID(u.ID()), []byte(`[{"op":"add","path":"/roles/-","value":"DataSteward"}]`), ""); err != nil {
+		t.Fatalf("an admin may change roles: %v", err)
+	}
+}
+
+// adminOnlyPrivileged allows everything but privileged edits by non-admins.
+type adminOnlyPrivileged struct{}
+
+func (adminOnlyPrivileged) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+	if op == store.OpEditPrivileged && !p.IsAdmin() {
+		return meridian.Errorf(meridian.EForbidden, "privileged")
+	}
+	return nil
+}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Open) {
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"SecretsAreSealedAtRestAndMasked", testSecrets},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
+		{"OnlyPrivilegedCallersChangePrivilegedFields", testPrivilegedFields},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The generated catalog: one database service, a few databases and schemas, two
+// classifications with tags, and N tables of 20 columns. Names are snake_case words from
+// a small vocabulary, so a one- or two-word search matches a realistic share of tables.
+// Every table is generated from (seed, index) alone, so both drivers load the same
+// catalog whatever order the workers POST in.
+
+const (
+	serviceName = "warehouse"
+	columnsPer  = 20
+)
+
+var (
+	databases = []string{"sales", "marketing", "finance"}
+	schemas   = []string{"public", "staging"}
+
+	layers   = []string{"raw", "stg", "int", "fact", "dim", "agg", "snapshot", "mart"}
+	subjects = []string{
+		"customer", "order", "invoice", "payment", "product", "inventory", "shipment",
+		"account", "session", "campaign", "lead", "revenue", "refund", "supplier",
+		"warehouse", "employee", "ticket", "subscription", "churn", "forecast", "click",
+		"pageview", "device", "region", "store", "price", "discount", "cart", "review",
+		"loyalty", "partner", "contract", "budget", "ledger", "transaction", "vendor",
+		"claim", "coupon", "visit", "quota",
+	}
+	grains = []string{"daily", "hourly", "weekly", "monthly", "events", "history", "summary", "latest"}
+	verbs  = []string{"Loaded nightly from", "Derived from", "Aggregated from", "Snapshot of", "Cleaned copy of", "Joined view over"}
+	feeds  = []string{"the ERP export", "the web tracker", "Salesforce", "the billing system", "the POS feed", "Stripe", "the data lake"}
+
+	// columnKinds maps a column-name suffix to its type.
+	columnKinds = []struct {
+		suffix, dataType string
+		length           int
+		precision, scale int
+	}{
+		{"id", "BIGINT", 0, 0, 0},
+		{"name", "VARCHAR", 256, 0, 0},
+		{"code", "VARCHAR", 32, 0, 0},
+		{"status", "VARCHAR", 32, 0, 0},
+		{"amount", "DECIMAL", 0, 18, 2},
+		{"count", "INT", 0, 0, 0},
+		{"created_at", "TIMESTAMP", 0, 0, 0},
+		{"updated_at", "TIMESTAMP", 0, 0, 0},
+		{"date", "DATE", 0, 0, 0},
+		{"flag", "BOOLEAN", 0, 0, 0},
+		{"type", "VARCHAR", 64, 0, 0},
+		{"score", "DOUBLE", 0, 0, 0},
+		{"email", "VARCHAR", 320, 0, 0},
+		{"currency", "CHAR", 3, 0, 0},
+		{"notes", "TEXT", 0, 0, 0},
+	}
+
+	tiers = []string{"Tier1", "Tier2", "Tier3", "Tier4", "Tier5"}
+)
+
+// schemaFQNs lists the schemas tables are spread over.
+func schemaFQNs() []string {
+	var out []string
+	for _, d := range databases {
+		for _, s := range schemas {
+			out = append(out, serviceName+"."+d+"."+s)
+		}
+	}
+	return out
+}
+
+// table is one generated table: its FQN and its create body.
+type table struct {
+	fqn  string
+	body map[string]any
+}
+
+// genTable generates table i.
+func genTable(seed uint64, i int) table {
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	sch := schemaFQNs()[r.IntN(len(databases)*len(schemas))]
+	subj, other, grain := pick(subjects), pick(subjects), pick(grains)
+	name := fmt.Sprintf("%s_%s_%s_%d", pick(layers), subj, grain, i)
+
+	cols := make([]any, 0, columnsPer)
+	cols = append(cols, map[string]any{"name": "id", "dataType": "BIGINT", "constraint": "PRIMARY_KEY",
+		"description": "Surrogate key of the " + subj + " row."})
+	seen := map[string]bool{"id": true}
+	hasEmail := false
+	for len(cols) < columnsPer {
+		ck := columnKinds[r.IntN(len(columnKinds))]
+		w := subj
+		if r.IntN(2) == 0 {
+			w = pick(subjects)
+		}
+		cn := w + "_" + ck.suffix
+		if seen[cn] {
+			continue
+		}
+		seen[cn] = true
+		c := map[string]any{"name": cn, "dataType": ck.dataType}
+		if ck.length > 0 {
+			c["dataLength"] = ck.length
+		}
+		if ck.precision > 0 {
+			c["precision"], c["scale"] = ck.precision, ck.scale
+		}
+		if r.IntN(2) == 0 {
+			c["description"] = fmt.Sprintf("The %s %s.", w, strings.ReplaceAll(ck.suffix, "_", " "))
+		}
+		if ck.suffix == "email" {
+			hasEmail = true
+			c["tags"] = []any{tagLabel("PII.Sensitive")}
+		}
+		cols = append(cols, c)
+	}
+
+	tags := []any{tagLabel("Tier." + pick(tiers))}
+	if hasEmail {
+		tags = append(tags, tagLabel("PII.Sensitive"))
+	} else if r.IntN(3) == 0 {
+		tags = append(tags, tagLabel("PII.NonSensitive"))
+	}
+	tableType := "Regular"
+	if r.IntN(5) == 0 {
+		tableType = "View"
+	}
+	desc := fmt.Sprintf("%s %s, one row per %s and %s. %s %s.", strings.ToUpper(grain[:1])+grain[1:], subj, subj, other,
+		pick(verbs), pick(feeds))
+	return table{
+		fqn: sch + "." + name,
+		body: map[string]any{
+			"name":           name,
+			"databaseSchema": sch,
+			"description":    desc,
+			"tableType":      tableType,
+			"columns":        cols,
+			"tags":           tags,
+		},
+	}
+}
+
+func tagLabel(fqn string) map[string]any {
+	return map[string]any{"tagFQN": fqn, "source": "Classification", "labelType": "Manual", "state": "Confirmed"}
+}
+
+// createFixtures creates the service, databases, schemas, classifications and tags.
+func createFixtures(ctx context.Context, c *client) error {
+	type create struct {
+		path string
+		body map[string]any
+	}
+	steps := []create{
+		{"/api/v1/classifications", map[string]any{"name": "Tier", "description": "Business criticality of an asset."}},
+		{"/api/v1/classifications", map[string]any{"name": "PII", "description": "Personal data."}},
+		{"/api/v1/tags", map[string]any{"name": "Sensitive", "classification": "PII", "description": "Sensitive personal data."}},
+		{"/api/v1/tags", map[string]any{"name": "NonSensitive", "classification": "PII", "description": "Non-sensitive personal data."}},
+		{"/api/v1/services/databaseServices", map[string]any{"name": serviceName, "serviceType": "Postgres"}},
+	}
+	for _, t := range tiers {
+		steps = append(steps, create{"/api/v1/tags", map[string]any{"name": t, "classification": "Tier", "description": t + " asset."}})
+	}
+	for _, d := range databases {
+		steps = append(steps, create{"/api/v1/databases", map[string]any{"name": d, "service": serviceName}})
+		for _, s := range schemas {
+			steps = append(steps, create{"/api/v1/databaseSchemas", map[string]any{"name": s, "database": serviceName + "." + d}})
+		}
+	}
+	for _, s := range steps {
+		if _, err := c.postJSON(ctx, s.path, s.body); err != nil {
+			var se *statusError
+			if errors.As(err, &se) && se.status == http.StatusConflict {
+				continue // already there (a seeded classification, say)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ingest POSTs tables 0..n-1 with workers concurrent clients and returns their FQNs, in
+// index order, and the wall time. The first failure stops it.
+func ingest(ctx context.Context, c *client, seed uint64, n, workers int, progress func(done int)) ([]string, time.Duration, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fqns := make([]string, n)
+	jobs := make(chan int)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				t := genTable(seed, i)
+				if _, err := c.postJSON(ctx, "/api/v1/tables", t.body); err != nil {
+					cancel(fmt.Errorf("table %d: %w", i, err))
+					return
+				}
+				fqns[i] = t.fqn
+				if d := done.Add(1); progress != nil && d%1000 == 0 {
+					progress(int(d))
+				}
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	wall := time.Since(start)
+	if err := context.Cause(ctx); err != nil {
+		return nil, wall, err
+	}
+	return fqns, wall, nil
+}

@@ -1,0 +1,153 @@
+// Command bench is Meridian's benchmark harness. It is a report, not a test.
+//
+//	go run ./bench [-n 10000] [-drivers sqlite,postgres] [-workers 8] [-samples 1000]
+//	               [-out bench/report.md] [-postgres-url postgres://…]
+//
+// For each store driver it builds the meridian binary once, starts `meridian serve` on a
+// free loopback port with a fresh data directory (and, for PostgreSQL, a throwaway
+// database), loads -n tables of 20 columns each through the REST API with -workers
+// concurrent clients, then times a list of named operations per surface (today: REST),
+// each -samples times, one request after another on one keep-alive connection. It then
+// stops the server, opens the same database directly with the driver and times the
+// floor: the same GET by name done as a raw Tx.GetByFQN plus a JSON decode. The report
+// (a markdown table) goes to -out and to stdout. See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	n           int
+	drivers     []string
+	workers     int
+	samples     int
+	out         string
+	postgresURL string
+	seed        uint64
+	root        string // module root
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	var drivers string
+	fs.IntVar(&c.n, "n", 10000, "number of tables to load (20 columns each)")
+	fs.StringVar(&drivers, "drivers", "sqlite,postgres", "comma-separated store drivers: sqlite, postgres")
+	fs.IntVar(&c.workers, "workers", 8, "concurrent ingest clients")
+	fs.IntVar(&c.samples, "samples", 1000, "timed samples per operation")
+	fs.StringVar(&c.out, "out", "bench/report.md", "report file (relative to the module root); empty for none")
+	fs.StringVar(&c.postgresURL, "postgres-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"PostgreSQL server; a throwaway database meridian_bench_<random> is created on it and dropped")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated catalog and of the sampled tables")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if c.n < 1 || c.workers < 1 || c.samples < 1 {
+		return errors.New("-n, -workers and -samples must be at least 1")
+	}
+	for _, d := range strings.Split(drivers, ",") {
+		d = strings.TrimSpace(d)
+		switch d {
+		case "":
+		case "sqlite", "postgres":
+			c.drivers = append(c.drivers, d)
+		default:
+			return fmt.Errorf("unknown driver %q: use sqlite or postgres", d)
+		}
+	}
+	if len(c.drivers) == 0 {
+		return errors.New("-drivers names no driver")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	c.root = root
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	tmp, err := os.MkdirTemp("", "meridian-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	logf("building meridian")
+	bin, err := buildBinary(ctx, root, tmp)
+	if err != nil {
+		return err
+	}
+
+	rep := &report{machine: describeMachine(), n: c.n, workers: c.workers, samples: c.samples}
+	for _, d := range c.drivers {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		logf("%s: start", d)
+		res := benchDriver(ctx, c, d, bin, tmp, logf)
+		if res.skipped != "" {
+			logf("%s: skipped: %s", d, res.skipped)
+		}
+		rep.results = append(rep.results, res)
+	}
+
+	md := rep.markdown()
+	fmt.Fprint(stdout, md)
+	if c.out != "" {
+		out := c.out
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(root, out)
+		}
+		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		logf("report written to %s", out)
+	}
+	return nil
+}
+
+// moduleRoot finds the directory holding go.mod, from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.Contains(string(b), "module github.com/meridian-catalog/meridian\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run bench inside the meridian module (go.mod not found)")
+		}
+		dir = parent
+	}
+}

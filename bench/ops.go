@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+)
+
+// A surface is one way in to the catalog (REST today; MCP over stdio and over HTTP
+// later), with a list of named operations. Each operation is timed -samples times, one
+// call after another on one client, after a short untimed warm-up. The report has one
+// row per (surface, operation), in the order they are listed here, so adding a surface
+// is adding a function that returns one.
+type surface struct {
+	name string
+	ops  []operation
+}
+
+// operation is one timed call.
+type operation struct {
+	// name is the row label in the report, for example "GET table by name".
+	name string
+	// probe, when set, runs once before timing. errNotAvailable (wrapped) makes the
+	// row "n/a" with its message instead of failing the run.
+	probe func(ctx context.Context) error
+	// run makes call number i (0-based, warm-up included) and returns the time the
+	// call itself took: client-side bookkeeping such as parsing a cursor out of the
+	// answer stays outside it.
+	run func(ctx context.Context, i int) (time.Duration, error)
+}
+
+// errNotAvailable marks an operation the server does not offer (yet).
+var errNotAvailable = errors.New("not available")
+
+// timing is the result of one operation.
+type timing struct {
+	surface, name string
+	p50, p99      time.Duration
+	samples       int
+	na            string // why the operation is not available
+	err           string // why the operation failed
+}
+
+// warmups is the number of untimed calls before the timed ones.
+func warmups(samples int) int { return min(max(samples/10, 5), 50) }
+
+// timeOp runs one operation: probe, warm-up, then samples timed calls.
+func timeOp(ctx context.Context, surf string, op operation, samples int) timing {
+	t := timing{surface: surf, name: op.name}
+	if op.probe != nil {
+		if err := op.probe(ctx); err != nil {
+			if errors.Is(err, errNotAvailable) {
+				t.na = err.Error()
+			} else {
+				t.err = err.Error()
+			}
+			return t
+		}
+	}
+	w := warmups(samples)
+	d := make([]time.Duration, 0, samples)
+	for i := 0; i < w+samples; i++ {
+		if err := ctx.Err(); err != nil {
+			t.err = err.Error()
+			return t
+		}
+		el, err := op.run(ctx, i)
+		if err != nil {
+			t.err = fmt.Sprintf("call %d: %v", i, err)
+			return t
+		}
+		if i >= w {
+			d = append(d, el)
+		}
+	}
+	t.p50, t.p99, t.samples = percentile(d, 50), percentile(d, 99), len(d)
+	return t
+}
+
+// percentile returns the p-th percentile of d (nearest rank). It sorts d.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	k := int(float64(len(d))*p/100+0.999999) - 1
+	return d[min(max(k, 0), len(d)-1)]
+}
+
+// restSurface is the REST API: the four operations of issue #3. getFQNs are the
+// tables read by GET by name (the floor reads the same ones), patchFQNs those patched.
+func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
+	timed := func(ctx context.Context, method, path, ctype string, body []byte) ([]byte, time.Duration, error) {
+		start := time.Now()
+		b, err := c.do(ctx, method, path, ctype, body)
+		return b, time.Since(start), err
+	}
+
+	var after string // list cursor: walks every page, then starts over
+	words := slices.Concat(subjects, grains, layers)
+	qr := rand.New(rand.NewPCG(seed, 0x5ea7c4))
+
+	return surface{name: "REST", ops: []operation{
+		{
+			name: "GET table by name (fields=columns)",
+			run: func(ctx context.Context, i int) (time.Duration, error) {
+				_, d, err := timed(ctx, http.MethodGet,
+					"/api/v1/tables/name/"+url.PathEscape(getFQNs[i%len(getFQNs)])+"?fields=columns", "", nil)
+				return d, err
+			},
+		},
+		{
+			name: "list tables, page of 100 (after cursor)",
+			run: func(ctx context.Context, i int) (time.Duration, error) {
+				path := "/api/v1/tables?limit=100"
+				if after != "" {
+					path += "&after=" + url.QueryEscape(after)
+				}
+				b, d, err := timed(ctx, http.MethodGet, path, "", nil)
+				if err != nil {
+					return d, err
+				}
+				var page struct {
+					Paging struct {
+						After string `json:"after"`
+					} `json:"paging"`
+				}
+				if err := json.Unmarshal(b, &page); err != nil {
+					return d, fmt.Errorf("list answer: %w", err)
+				}
+				after = page.Paging.After
+				return d, nil
+			},
+		},
+		{
+			name: "PATCH description (JSON Patch, by name)",
+			run: func(ctx context.Context, i int) (time.Duration, error) {
+				patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/description",
+					"value": fmt.Sprintf("Reviewed by the data platform team (benchmark edit %d).", i)}})
+				_, d, err := timed(ctx, http.MethodPatch,
+					"/api/v1/tables/name/"+url.PathEscape(patchFQNs[i%len(patchFQNs)]), "application/json-patch+json", patch)
+				return d, err
+			},
+		},
+		{
+			name: "search, 1–2 words (index=table)",
+			probe: func(ctx context.Context) error {
+				_, err := c.do(ctx, http.MethodGet, "/api/v1/search/query?q=customer&index=table", "", nil)
+				var se *statusError
+				if errors.As(err, &se) && se.status == http.StatusNotFound {
+					return fmt.Errorf("%w: GET /api/v1/search/query answers 404", errNotAvailable)
+				}
+				return err
+			},
+			run: func(ctx context.Context, i int) (time.Duration, error) {
+				q := words[qr.IntN(len(words))]
+				if qr.IntN(2) == 0 {
+					q += " " + words[qr.IntN(len(words))]
+				}
+				_, d, err := timed(ctx, http.MethodGet, "/api/v1/search/query?q="+url.QueryEscape(q)+"&index=table", "", nil)
+				return d, err
+			},
+		},
+	}}
+}
+
+// sampleFQNs draws k table FQNs at random (with replacement) from fqns.
+func sampleFQNs(fqns []string, k int, seed, stream uint64) []string {
+	r := rand.New(rand.NewPCG(seed, stream))
+	out := make([]string, k)
+	for i := range out {
+		out[i] = fqns[r.IntN(len(fqns))]
+	}
+	return out
+}

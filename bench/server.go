@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// buildBinary builds ./cmd/meridian once into dir.
+func buildBinary(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "meridian")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/meridian")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/meridian: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// server is a running `meridian serve`.
+type server struct {
+	cmd     *exec.Cmd
+	base    string // http://127.0.0.1:port
+	dataDir string
+	logPath string
+	exited  chan struct{}
+	waitErr error
+}
+
+// startServer starts `meridian serve` on a free loopback port with dataDir, plus extra
+// flags, and waits until /readyz answers 200.
+func startServer(ctx context.Context, bin, dataDir string, extra ...string) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	logPath := dataDir + ".log"
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	// Drop any MERIDIAN_* setting of the caller's environment: the flags say it all.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MERIDIAN_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, dataDir: dataDir, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		s.waitErr = cmd.Wait()
+		logf.Close()
+		close(s.exited)
+	}()
+
+	deadline := time.Now().Add(90 * time.Second)
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for {
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("meridian serve exited (%v): %s", s.waitErr, s.logTail())
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		resp, err := hc.Get(s.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("meridian serve not ready after 90s: %s", s.logTail())
+		}
+	}
+}
+
+// stop sends SIGTERM and waits for the process to exit (SIGKILL after 30 s).
+func (s *server) stop() error {
+	select {
+	case <-s.exited:
+		return s.waitErr
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return errors.New("meridian serve did not stop on SIGTERM within 30s; killed")
+	}
+	return s.waitErr
+}
+
+// token reads the admin token the server wrote on first start.
+func (s *server) token() (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.dataDir, "admin.token"))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// peakRSS returns VmHWM and VmRSS of the server process in bytes.
+func (s *server) peakRSS() (hwm, rss int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmHWM:":
+			hwm = kb << 10
+		case "VmRSS:":
+			rss = kb << 10
+		}
+	}
+	if hwm == 0 {
+		return 0, 0, errors.New("VmHWM not found in /proc/<pid>/status")
+	}
+	return hwm, rss, nil
+}
+
+// logTail returns the last lines of the server's log.
+func (s *server) logTail() string {
+	b, _ := os.ReadFile(s.logPath)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

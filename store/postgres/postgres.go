@@ -1,0 +1,308 @@
+// Package postgres is Meridian's production store driver: PostgreSQL 15 or later through
+// pgx/v5, with tsvector and pg_trgm keyword search and pgvector for embeddings. It
+// implements store.Driver with the same semantics, error codes and messages as
+// store/sqlite.
+//
+// Open creates the vector and pg_trgm extensions and applies the embedded, numbered
+// migrations (migrations/0001_init.sql, …) on one dedicated connection before the pool
+// is used. Each step runs under a transaction-scoped advisory lock, so servers starting
+// at the same time apply each migration exactly once. The pool registers pgvector-go's
+// types on every new connection.
+//
+// Writable transactions run at READ COMMITTED and take a transaction-scoped advisory
+// lock at once (the driver's write lock): writers queue instead of deadlocking, and the
+// outbox's sequence numbers are assigned in commit order, so a consumer reading "events
+// after N" never skips one that commits late. Update stays optimistic on the stored
+// version. Read-only transactions run at REPEATABLE READ READ ONLY and see one snapshot.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Pool bounds, used unless the URL sets pool_min_conns or pool_max_conns.
+const (
+	DefaultMinConns = 2
+	DefaultMaxConns = 64
+)
+
+// Advisory lock keys (pg_advisory_xact_lock). They are arbitrary constants that
+// identify Meridian's locks within one database.
+const (
+	migrateLock int64 = 0x4d5249_4d4947 // "MRI" "MIG"
+	writeLock   int64 = 0x4d5249_575254 // "MRI" "WRT"
+)
+
+// ErrNoPgvector is the message of the error Open returns when the server lacks the
+// pgvector extension.
+const ErrNoPgvector = `pgvector extension "vector" is not installed on this PostgreSQL server; run scripts/install-pgvector.sh`
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DB is an open PostgreSQL catalog. It is safe for concurrent use.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Driver = (*DB)(nil)
+
+// Open connects to the PostgreSQL database at url (postgres://… or a keyword/value
+// connection string), creates the vector and pg_trgm extensions when missing, and
+// brings the schema up to date. It fails with a message naming the extension when the
+// server lacks pgvector, and when the database was migrated by a newer Meridian whose
+// schema this binary does not know.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, errors.New("postgres: invalid database URL")
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if !strings.Contains(url, "pool_min_conns") {
+		cfg.MinConns = DefaultMinConns
+	}
+	if cfg.MinConns > cfg.MaxConns {
+		cfg.MinConns = cfg.MaxConns
+	}
+
+	if err := bootstrap(ctx, cfg.ConnConfig.Copy()); err != nil {
+		return nil, err
+	}
+
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
+			return fmt.Errorf("postgres: register pgvector types: %w", err)
+		}
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	return &DB{pool: pool}, nil
+}
+
+// Pool returns the connection pool, for packages that keep their own tables in the
+// catalog database (the vectors index).
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Begin starts a transaction. A writable one takes the write lock before it returns;
+// a read-only one sees one consistent snapshot.
+func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	if writable {
+		opts = pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}
+	}
+	t, err := db.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: begin: %w", err)
+	}
+	if writable {
+		if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writeLock); err != nil {
+			_ = t.Rollback(context.Background())
+			return nil, fmt.Errorf("postgres: begin: take the write lock: %w", err)
+		}
+	}
+	return &tx{tx: t, writable: writable}, nil
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// SchemaVersion returns the newest migration applied to the database.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	return schemaVersion(ctx, db.pool)
+}
+
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func schemaVersion(ctx context.Context, q queryRower) (int, error) {
+	var v int
+	if err := q.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("postgres: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// bootstrap creates the extensions and applies the migrations on a dedicated
+// connection, before the pool (whose AfterConnect needs the vector type) opens.
+func bootstrap(ctx context.Context, cc *pgx.ConnConfig) error {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if err := createExtensions(ctx, conn); err != nil {
+		return err
+	}
+	return migrate(ctx, conn)
+}
+
+// extensions are the extensions Meridian needs, with the fix to suggest when the
+// server does not have one.
+var extensions = []struct{ name, missing string }{
+	{"vector", ErrNoPgvector},
+	{"pg_trgm", `PostgreSQL extension "pg_trgm" is not available on this server; install PostgreSQL's contrib modules (Debian: postgresql-15)`},
+}
+
+func createExtensions(ctx context.Context, conn *pgx.Conn) error {
+	return lockedTx(ctx, conn, func(t pgx.Tx) error {
+		for _, ext := range extensions {
+			var available bool
+			if err := t.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = $1)",
+				ext.name).Scan(&available); err != nil {
+				return fmt.Errorf("postgres: check extension %s: %w", ext.name, err)
+			}
+			if !available {
+				return errors.New("postgres: " + ext.missing)
+			}
+			// The name is one of the constants above, never input.
+			if _, err := t.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+pgx.Identifier{ext.name}.Sanitize()); err != nil {
+				var pe *pgconn.PgError
+				if errors.As(err, &pe) && pe.Code == "58P01" { // undefined_file: control file missing
+					return errors.New("postgres: " + ext.missing)
+				}
+				return fmt.Errorf("postgres: create extension %s: %w", ext.name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// lockedTx runs fn in a transaction that holds the migration lock.
+func lockedTx(ctx context.Context, conn *pgx.Conn, fn func(t pgx.Tx) error) error {
+	t, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: begin: %w", err)
+	}
+	defer t.Rollback(context.Background())
+	if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
+		return fmt.Errorf("postgres: take the migration lock: %w", err)
+	}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. A file is named
+// NNNN_description.sql.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("postgres: migration %s: name must start with a positive number and '_'", base)
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("postgres: migrations %s and %s share version %d", other, base, v)
+		}
+		seen[v] = base
+		b, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies every embedded migration the database lacks, each in its own
+// transaction under the migration lock, so concurrent starts apply each exactly once.
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	latest := 0
+	if len(ms) > 0 {
+		latest = ms[len(ms)-1].version
+	}
+	err = lockedTx(ctx, conn, func(t pgx.Tx) error {
+		if _, err := t.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    applied_at BIGINT  NOT NULL
+)`); err != nil {
+			return fmt.Errorf("postgres: migrate: %w", err)
+		}
+		current, err := schemaVersion(ctx, t)
+		if err != nil {
+			return err
+		}
+		if current > latest {
+			return fmt.Errorf("postgres: database schema version %d is newer than this binary supports (%d)", current, latest)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		err := lockedTx(ctx, conn, func(t pgx.Tx) error {
+			var applied bool
+			if err := t.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
+				m.version).Scan(&applied); err != nil {
+				return err
+			}
+			if applied {
+				return nil
+			}
+			// Simple protocol: a migration file holds several statements.
+			if _, err := t.Conn().PgConn().Exec(ctx, m.sql).ReadAll(); err != nil {
+				return err
+			}
+			_, err := t.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+				m.version, time.Now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}

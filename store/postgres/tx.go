@@ -1,0 +1,633 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// tx implements store.Tx over one pgx transaction. All SQL text is constant or
+// assembled from constant fragments; every value is a bound parameter.
+type tx struct {
+	tx       pgx.Tx
+	writable bool
+}
+
+var errReadOnly = errors.New("postgres: write in a read-only transaction")
+
+// write refuses a write in a read-only transaction before it reaches the server, so
+// the transaction stays usable (PostgreSQL would refuse it too, and abort it).
+func (t *tx) write() error {
+	if !t.writable {
+		return errReadOnly
+	}
+	return nil
+}
+
+func (t *tx) Commit() error {
+	if err := t.tx.Commit(context.Background()); err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback aborts the transaction. After Commit or Rollback it does nothing, so
+// callers can defer it.
+func (t *tx) Rollback() error {
+	if err := t.tx.Rollback(context.Background()); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		return fmt.Errorf("postgres: rollback: %w", err)
+	}
+	return nil
+}
+
+// isUnique reports whether err is a unique_violation (SQLSTATE 23505).
+func isUnique(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505"
+}
+
+// jsonOrNull returns nil (SQL NULL) for an empty document.
+func jsonOrNull(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func kindOrEntity(kind string) string {
+	if kind == "" {
+		return "entity"
+	}
+	return kind
+}
+
+const entityColumns = "id, kind, name, fqn, version, updated_at, updated_by, deleted, doc"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRow(s scanner) (store.Row, error) {
+	var (
+		r       store.Row
+		version int64
+	)
+	err := s.Scan(&r.ID, &r.Kind, &r.Name, &r.FQN, &version, &r.UpdatedAt, &r.UpdatedBy, &r.Deleted, &r.Doc)
+	r.Version = meridian.Version(version)
+	return r, err
+}
+
+func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
+	var row pgx.Row
+	if kind == "" {
+		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1", id)
+	} else {
+		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", id, kind)
+	}
+	r, err := scanRow(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Row{}, meridian.NotFound(kindOrEntity(kind), id)
+	}
+	if err != nil {
+		return store.Row{}, fmt.Errorf("postgres: get entity: %w", err)
+	}
+	return r, nil
+}
+
+func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
+	r, err := scanRow(t.tx.QueryRow(ctx,
+		"SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", kind, fqn))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Row{}, meridian.NotFound(kindOrEntity(kind), fqn)
+	}
+	if err != nil {
+		return store.Row{}, fmt.Errorf("postgres: get entity by fqn: %w", err)
+	}
+	return r, nil
+}
+
+func errExists() error { return meridian.Errorf(meridian.EConflict, "Entity already exists") }
+
+// Insert adds a row. ON CONFLICT DO NOTHING covers both the id and the (kind, FQN)
+// keys without aborting the transaction, so the caller may go on after an EConflict.
+func (t *tx) Insert(ctx context.Context, r store.Row) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO entities (`+entityColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT DO NOTHING`,
+		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc))
+	if isUnique(err) {
+		return errExists()
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: insert entity: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errExists()
+	}
+	return nil
+}
+
+// Update replaces a row whose stored version is expect. The statement runs inside a
+// savepoint, so a rename onto a taken FQN (unique_violation) is EConflict and leaves
+// the transaction usable.
+func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue("SAVEPOINT meridian_update")
+	b.Queue(`UPDATE entities
+SET name = $1, fqn = $2, version = $3, updated_at = $4, updated_by = $5, deleted = $6, doc = $7
+WHERE id = $8 AND version = $9`,
+		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc),
+		r.ID, int64(expect))
+	b.Queue("RELEASE SAVEPOINT meridian_update")
+	res := t.tx.SendBatch(ctx, b)
+	_, err := res.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = res.Exec()
+	}
+	if err == nil {
+		_, err = res.Exec()
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if isUnique(err) {
+		if _, rerr := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT meridian_update"); rerr != nil {
+			return fmt.Errorf("postgres: update entity: %w", rerr)
+		}
+		if _, rerr := t.tx.Exec(ctx, "RELEASE SAVEPOINT meridian_update"); rerr != nil {
+			return fmt.Errorf("postgres: update entity: %w", rerr)
+		}
+		return errExists()
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: update entity: %w", err)
+	}
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	var exists bool
+	if err := t.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM entities WHERE id = $1)", r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: update entity: %w", err)
+	}
+	if !exists {
+		return meridian.NotFound(kindOrEntity(r.Kind), r.ID)
+	}
+	return meridian.Errorf(meridian.EPreconditionFailed,
+		"The entity has been modified by another user. Please refresh and retry.")
+}
+
+// Remove deletes an entity row, its version snapshots, its search document and every
+// relation from or to it. It is ENotFound when there was no entity row (the rest is
+// still deleted in the transaction).
+func (t *tx) Remove(ctx context.Context, id string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, "DELETE FROM entity_versions WHERE id = $1", id); err != nil {
+		return fmt.Errorf("postgres: remove versions: %w", err)
+	}
+	if _, err := t.tx.Exec(ctx, "DELETE FROM relations WHERE from_id = $1 OR to_id = $1", id); err != nil {
+		return fmt.Errorf("postgres: remove relations: %w", err)
+	}
+	if _, err := t.tx.Exec(ctx, "DELETE FROM search_docs WHERE id = $1", id); err != nil {
+		return fmt.Errorf("postgres: remove search document: %w", err)
+	}
+	tag, err := t.tx.Exec(ctx, "DELETE FROM entities WHERE id = $1", id)
+	if err != nil {
+		return fmt.Errorf("postgres: remove entity: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return meridian.NotFound("entity", id)
+	}
+	return nil
+}
+
+// fieldName is the shape of a top-level document field usable in a Condition.
+var fieldName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// likeEscaper escapes LIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// Condition SQL, with the semantics of store/sqlite's. The prefix condition is LIKE
+// with the prefix's wildcards escaped (case-sensitive in PostgreSQL), plus an exact
+// comparison of the leading characters.
+//
+// The field condition matches when the top-level field is a string, number or boolean
+// whose text form ("true"/"false" for booleans) equals the value, or an array holding
+// such an element. Objects, nulls and nested arrays never match. The field name is a
+// bound, validated parameter.
+const (
+	prefixCond = `(fqn LIKE %s::text ESCAPE '\' AND left(fqn, %s::int) = %s::text)`
+	fieldCond  = `EXISTS (SELECT 1 FROM jsonb_array_elements(
+  CASE jsonb_typeof(doc -> %[1]s::text) WHEN 'array' THEN doc -> %[1]s::text
+  ELSE jsonb_build_array(doc -> %[1]s::text) END) AS j(v)
+WHERE jsonb_typeof(j.v) IN ('string', 'number', 'boolean') AND (j.v #>> '{}') = %[2]s::text)`
+)
+
+// params collects bound parameters and returns their placeholders.
+type params []any
+
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return "$" + strconv.Itoa(len(*p))
+}
+
+// List returns one page ordered by name, then id, and the count of all rows matching
+// the kind, include and conditions (cursors ignored). A negative Limit means no limit.
+func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, error) {
+	var (
+		where []string
+		args  params
+	)
+	if q.Kind != "" {
+		where = append(where, "kind = "+args.add(q.Kind))
+	}
+	switch q.Include {
+	case "", store.IncludeNonDeleted:
+		where = append(where, "NOT deleted")
+	case store.IncludeDeleted:
+		where = append(where, "deleted")
+	case store.IncludeAll:
+	default:
+		return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid include value %q", string(q.Include))
+	}
+	for _, c := range q.Conditions {
+		if c.Prefix {
+			p := c.Value + "."
+			where = append(where, fmt.Sprintf(prefixCond,
+				args.add(likeEscaper.Replace(p)+"%"), args.add(utf8.RuneCountInString(p)), args.add(p)))
+			continue
+		}
+		if !fieldName.MatchString(c.Field) {
+			return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid filter field %q", c.Field)
+		}
+		where = append(where, fmt.Sprintf(fieldCond, args.add(c.Field), args.add(c.Value)))
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+
+	var total int
+	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM entities"+filter, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("postgres: count entities: %w", err)
+	}
+	if q.Limit == 0 {
+		return []store.Row{}, total, nil
+	}
+
+	if q.After != nil {
+		where = append(where, "(name, id) > ("+args.add(q.After.Name)+", "+args.add(q.After.ID)+")")
+	}
+	if q.Before != nil {
+		where = append(where, "(name, id) < ("+args.add(q.Before.Name)+", "+args.add(q.Before.ID)+")")
+	}
+	query := "SELECT " + entityColumns + " FROM entities"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	backward := q.Before != nil
+	if backward {
+		query += " ORDER BY name DESC, id DESC"
+	} else {
+		query += " ORDER BY name, id"
+	}
+	if q.Limit > 0 {
+		query += " LIMIT " + args.add(q.Limit)
+	}
+	rows, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Row{}
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
+	}
+	if backward {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, total, nil
+}
+
+// PutVersion stores a snapshot; storing the same version again replaces it.
+func (t *tx) PutVersion(ctx context.Context, id string, v meridian.Version, doc []byte) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO entity_versions (id, version, doc) VALUES ($1, $2, $3)
+ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), string(doc))
+	if err != nil {
+		return fmt.Errorf("postgres: put version: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
+	rows, err := t.tx.Query(ctx, "SELECT doc FROM entity_versions WHERE id = $1 ORDER BY version DESC", id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: versions: %w", err)
+	}
+	defer rows.Close()
+	out := [][]byte{}
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("postgres: versions: %w", err)
+		}
+		out = append(out, doc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: versions: %w", err)
+	}
+	return out, nil
+}
+
+func (t *tx) Version(ctx context.Context, id string, v meridian.Version) ([]byte, error) {
+	var doc []byte
+	err := t.tx.QueryRow(ctx, "SELECT doc FROM entity_versions WHERE id = $1 AND version = $2", id, int64(v)).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, meridian.Errorf(meridian.ENotFound, "entity instance for %s version %s not found", id, v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: version: %w", err)
+	}
+	return doc, nil
+}
+
+// Relate inserts a relation at the end of the insertion order, or replaces the
+// details of an existing one without moving it.
+func (t *tx) Relate(ctx context.Context, r store.Relation) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (from_id, to_id, type) DO UPDATE
+SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`,
+		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, jsonOrNull(r.Doc))
+	if err != nil {
+		return fmt.Errorf("postgres: relate: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Unrelate(ctx context.Context, r store.Relation) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, "DELETE FROM relations WHERE from_id = $1 AND to_id = $2 AND type = $3",
+		r.FromID, r.ToID, r.Type)
+	if err != nil {
+		return fmt.Errorf("postgres: unrelate: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Relation, error) {
+	var (
+		where []string
+		args  params
+	)
+	if q.FromID != "" {
+		where = append(where, "from_id = "+args.add(q.FromID))
+	}
+	if q.ToID != "" {
+		where = append(where, "to_id = "+args.add(q.ToID))
+	}
+	if q.Type != "" {
+		where = append(where, "type = "+args.add(q.Type))
+	}
+	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY seq"
+	rows, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: relations: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Relation{}
+	for rows.Next() {
+		var r store.Relation
+		if err := rows.Scan(&r.FromID, &r.FromKind, &r.ToID, &r.ToKind, &r.Type, &r.Doc); err != nil {
+			return nil, fmt.Errorf("postgres: relations: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: relations: %w", err)
+	}
+	return out, nil
+}
+
+// AppendEvent adds an event to the outbox. The database assigns its sequence number;
+// an event without an id gets a new UUID.
+func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = uuid.NewString()
+	}
+	var change, entity any
+	if e.ChangeDescription != nil {
+		b, err := json.Marshal(e.ChangeDescription)
+		if err != nil {
+			return fmt.Errorf("postgres: append event: %w", err)
+		}
+		change = string(b)
+	}
+	if e.Entity != nil {
+		b, err := json.Marshal(e.Entity)
+		if err != nil {
+			return fmt.Errorf("postgres: append event: %w", err)
+		}
+		entity = string(b)
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO change_events
+(id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
+ change_description, entity, recursive)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (id) DO NOTHING`,
+		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
+		e.PreviousVersion, e.CurrentVersion, change, entity, e.Recursive)
+	if err == nil && tag.RowsAffected() == 0 || isUnique(err) {
+		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: append event: %w", err)
+	}
+	return nil
+}
+
+// Events lists outbox events matching q, oldest first. A limit of 0 or less means no
+// limit.
+func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
+	var args params
+	query := `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
+previous_version, current_version, change_description, entity, recursive
+FROM change_events WHERE seq > ` + args.add(q.After) + ` AND ts >= ` + args.add(q.Since)
+	if len(q.EntityTypes) > 0 {
+		query += " AND entity_type = ANY(" + args.add(q.EntityTypes) + ")"
+	}
+	query += " ORDER BY seq"
+	if q.Limit > 0 {
+		query += " LIMIT " + args.add(q.Limit)
+	}
+	rows, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: events: %w", err)
+	}
+	defer rows.Close()
+	out := []meridian.ChangeEvent{}
+	for rows.Next() {
+		var (
+			e              meridian.ChangeEvent
+			change, entity []byte
+		)
+		if err := rows.Scan(&e.Seq, &e.ID, &e.EventType, &e.EntityType, &e.EntityID, &e.EntityFQN, &e.UserName,
+			&e.Timestamp, &e.PreviousVersion, &e.CurrentVersion, &change, &entity, &e.Recursive); err != nil {
+			return nil, fmt.Errorf("postgres: events: %w", err)
+		}
+		if change != nil {
+			e.ChangeDescription = new(meridian.ChangeDescription)
+			if err := json.Unmarshal(change, e.ChangeDescription); err != nil {
+				return nil, fmt.Errorf("postgres: event %s change description: %w", e.ID, err)
+			}
+		}
+		if entity != nil {
+			if err := json.Unmarshal(entity, &e.Entity); err != nil {
+				return nil, fmt.Errorf("postgres: event %s entity: %w", e.ID, err)
+			}
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: events: %w", err)
+	}
+	return out, nil
+}
+
+const tokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
+
+func scanToken(s scanner) (store.Token, error) {
+	var tk store.Token
+	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
+	return tk, err
+}
+
+// PutToken stores a new token. A duplicate id or hash is EConflict.
+func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, "INSERT INTO tokens ("+tokenColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+		tk.ID, tk.Hash, tk.UserName, tk.Name, tk.TokenType, tk.CreatedAt, tk.ExpiresAt, tk.Revoked)
+	if err == nil && tag.RowsAffected() == 0 || isUnique(err) {
+		return meridian.Errorf(meridian.EConflict, "Token already exists")
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: put token: %w", err)
+	}
+	return nil
+}
+
+// TokenByHash finds a token by its hash. The message does not repeat the hash.
+func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
+	tk, err := scanToken(t.tx.QueryRow(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = $1", hash))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
+	}
+	if err != nil {
+		return store.Token{}, fmt.Errorf("postgres: token by hash: %w", err)
+	}
+	return tk, nil
+}
+
+func (t *tx) RevokeToken(ctx context.Context, id string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, "UPDATE tokens SET revoked = true WHERE id = $1", id)
+	if err != nil {
+		return fmt.Errorf("postgres: revoke token: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return meridian.NotFound("token", id)
+	}
+	return nil
+}
+
+// Tokens lists a user's tokens, oldest first.
+func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
+	rows, err := t.tx.Query(ctx,
+		"SELECT "+tokenColumns+" FROM tokens WHERE user_name = $1 ORDER BY created_at, id", userName)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: tokens: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Token{}
+	for rows.Next() {
+		tk, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: tokens: %w", err)
+		}
+		out = append(out, tk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: tokens: %w", err)
+	}
+	return out, nil
+}
+
+func (t *tx) Setting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := t.tx.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", meridian.NotFound("setting", key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: setting: %w", err)
+	}
+	return v, nil
+}
+
+func (t *tx) PutSetting(ctx context.Context, key, value string) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return fmt.Errorf("postgres: put setting: %w", err)
+	}
+	return nil
+}
