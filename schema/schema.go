@@ -41,6 +41,7 @@ type Validator struct {
 	schemas  map[string]*jsonschema.Schema
 	raw      map[string]json.RawMessage
 	defaults map[string]map[string]any
+	required map[string][]string
 	byLoc    map[string]*jsonschema.Schema
 }
 
@@ -71,6 +72,7 @@ func New() (*Validator, error) {
 		schemas:  map[string]*jsonschema.Schema{},
 		raw:      map[string]json.RawMessage{},
 		defaults: map[string]map[string]any{},
+		required: map[string][]string{},
 		byLoc:    map[string]*jsonschema.Schema{},
 	}
 	names := append(Kinds(), commonName)
@@ -100,6 +102,13 @@ func New() (*Validator, error) {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
 		v.defaults[name] = d
+		var top struct {
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(v.raw[name], &top); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
+		v.required[name] = top.Required
 	}
 	return v, nil
 }
@@ -177,6 +186,11 @@ func (v *Validator) Schema(kind string) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return append(json.RawMessage(nil), b...), true
+}
+
+// Required returns the top-level fields a kind's schema requires, in schema order.
+func (v *Validator) Required(kind string) []string {
+	return append([]string(nil), v.required[kind]...)
 }
 
 // Defaults sets each missing (or null) top-level property of e that has a "default" in

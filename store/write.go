@@ -90,6 +90,9 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	if d, ok := s.valid.(interface{ Defaults(string, meridian.Entity) }); ok && creating {
 		d.Defaults(k.Name, e)
 	}
+	if err := s.checkRequired(k, e); err != nil {
+		return draft{}, err
+	}
 	d := draft{entity: e}
 	fqn, err := s.locate(ctx, tx, k, &d)
 	if err != nil {
@@ -122,6 +125,25 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 		return draft{}, err
 	}
 	return d, nil
+}
+
+// checkRequired reports a required field missing from a body before anything is looked
+// up, so that a body missing serverType is told so even when its service is unknown.
+// The fields the engine sets, and the parent fields, are checked elsewhere.
+func (s *Entities) checkRequired(k *meridian.Kind, e meridian.Entity) error {
+	r, ok := s.valid.(interface{ Required(string) []string })
+	if !ok {
+		return nil
+	}
+	for _, f := range r.Required(k.Name) {
+		if contains(meridian.SystemFields, f) || f == "name" {
+			continue
+		}
+		if v, present := e[f]; !present || v == nil {
+			return meridian.Errorf(meridian.EInvalid, "%s is required", f)
+		}
+	}
+	return nil
 }
 
 // locate resolves the parent named by the body and returns the FQN.

@@ -40,6 +40,14 @@ func Run(t *testing.T, open Open) {
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"SecretsAreSealedAtRestAndMasked", testSecrets},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
+		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
+		{"SearchSplitsWordsAndMatchesPrefixes", testSearchWords},
+		{"SearchOrdersEqualScoresByFQN", testSearchStableOrder},
+		{"SearchIndexSelectsKinds", testSearchIndexes},
+		{"SearchFiltersByTerms", testSearchFilters},
+		{"SearchExcludesDeletedUnlessAsked", testSearchDeleted},
+		{"SearchSeesAWriteAsSoonAsItReturns", testSearchAfterWrite},
+		{"SearchPagesWithFromAndSize", testSearchPaging},
 		{"OnlyPrivilegedCallersChangePrivilegedFields", testPrivilegedFields},
 	}
 	for _, tc := range tests {

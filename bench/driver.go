@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/postgres"
+	"github.com/meridian-catalog/meridian/store/sqlite"
+)
+
+// driverResult is one column of the report.
+type driverResult struct {
+	driver  string
+	skipped string // why the driver has no numbers
+	failed  string // why the run stopped early (numbers so far are kept)
+
+	ingestWall time.Duration
+	ingestRate float64 // tables per second
+	peakRSS    int64   // VmHWM of meridian serve, bytes
+	endRSS     int64   // VmRSS at the end, bytes
+	dbSize     int64   // bytes on disk (SQLite files) or pg_database_size
+	timings    []timing
+	floor      timing
+}
+
+// driverTitle is the report's column name of a driver.
+func driverTitle(d string) string {
+	switch d {
+	case "sqlite":
+		return "SQLite"
+	case "postgres":
+		return "PostgreSQL"
+	}
+	return d
+}
+
+// benchDriver runs the whole benchmark on one store driver. Problems that make the
+// driver unusable here (PostgreSQL unreachable, a binary without --database-url) skip
+// it with a note; later failures are reported in the column.
+func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf func(string, ...any)) *driverResult {
+	res := &driverResult{driver: driver}
+	dataDir := filepath.Join(tmp, driver, "data")
+	if err := os.MkdirAll(filepath.Dir(dataDir), 0o700); err != nil {
+		res.skipped = err.Error()
+		return res
+	}
+
+	var extra []string
+	var dbURL string
+	if driver == "postgres" {
+		u, drop, err := throwawayDB(ctx, c.postgresURL)
+		if err != nil {
+			res.skipped = err.Error()
+			return res
+		}
+		defer drop()
+		dbURL = u
+		extra = []string{"--database-url", dbURL}
+	}
+
+	srv, err := startServer(ctx, bin, dataDir, extra...)
+	if err != nil {
+		res.skipped = "meridian serve did not start: " + oneLine(err.Error())
+		return res
+	}
+	defer srv.stop()
+	token, err := srv.token()
+	if err != nil {
+		res.failed = "read admin.token: " + err.Error()
+		return res
+	}
+
+	ing := newClient(srv.base, token, c.workers)
+	defer ing.close()
+	if err := createFixtures(ctx, ing); err != nil {
+		res.failed = "create service, databases, schemas and tags: " + oneLine(err.Error())
+		return res
+	}
+	logf("%s: ingesting %d tables with %d workers", driver, c.n, c.workers)
+	step := max(1000, c.n/10/1000*1000)
+	fqns, wall, err := ingest(ctx, ing, c.seed, c.n, c.workers, func(done int) {
+		if done%step == 0 {
+			logf("%s: %d tables", driver, done)
+		}
+	})
+	if err != nil {
+		res.failed = "ingest: " + oneLine(err.Error())
+		return res
+	}
+	res.ingestWall = wall
+	res.ingestRate = float64(c.n) / wall.Seconds()
+	logf("%s: ingest %.0f tables/s (%s)", driver, res.ingestRate, wall.Round(time.Millisecond))
+
+	k := c.samples + warmups(c.samples)
+	getFQNs := sampleFQNs(fqns, k, c.seed, 1)
+	patchFQNs := sampleFQNs(fqns, k, c.seed, 2)
+
+	seq := newClient(srv.base, token, 1)
+	defer seq.close()
+	for _, s := range []surface{restSurface(seq, getFQNs, patchFQNs, c.seed)} {
+		for _, op := range s.ops {
+			logf("%s: %s %s", driver, s.name, op.name)
+			res.timings = append(res.timings, timeOp(ctx, s.name, op, c.samples))
+		}
+	}
+
+	if hwm, rss, err := srv.peakRSS(); err == nil {
+		res.peakRSS, res.endRSS = hwm, rss
+	} else {
+		logf("%s: peak RSS: %v", driver, err)
+	}
+	seq.close()
+	ing.close()
+	if err := srv.stop(); err != nil {
+		logf("%s: stop: %v", driver, err)
+	}
+
+	// The floor: the same database, opened in-process, the server stopped.
+	var drv store.Driver
+	switch driver {
+	case "sqlite":
+		drv, err = sqlite.Open(ctx, filepath.Join(dataDir, "catalog.db"))
+	case "postgres":
+		drv, err = postgres.Open(ctx, dbURL)
+	}
+	if err != nil {
+		res.floor = timing{name: "floor", err: oneLine(err.Error())}
+	} else {
+		logf("%s: floor", driver)
+		res.floor = timeOp(ctx, "driver", floorOp(drv, getFQNs), c.samples)
+		_ = drv.Close()
+	}
+
+	switch driver {
+	case "sqlite":
+		for _, f := range []string{"catalog.db", "catalog.db-wal"} {
+			if fi, err := os.Stat(filepath.Join(dataDir, f)); err == nil {
+				res.dbSize += fi.Size()
+			}
+		}
+	case "postgres":
+		if n, err := postgresSize(ctx, dbURL); err == nil {
+			res.dbSize = n
+		}
+	}
+	return res
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		// Keep the most telling line: the last one (the server's own error).
+		lines := strings.Split(s, "\n")
+		s = lines[0] + " … " + strings.TrimSpace(lines[len(lines)-1])
+	}
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// fmtBytes formats a byte count in MiB.
+func fmtBytes(n int64) string {
+	if n <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+}
