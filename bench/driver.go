@@ -66,6 +66,9 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	srv, err := startServer(ctx, bin, dataDir, extra...)
 	if err != nil {
 		res.skipped = "meridian serve did not start: " + oneLine(err.Error())
+		if strings.Contains(err.Error(), "flag provided but not defined: -database-url") {
+			res.skipped = "this meridian binary has no --database-url flag, so it cannot serve from PostgreSQL"
+		}
 		return res
 	}
 	defer srv.stop()

@@ -33,6 +33,9 @@ type operation struct {
 	// call itself took: client-side bookkeeping such as parsing a cursor out of the
 	// answer stays outside it.
 	run func(ctx context.Context, i int) (time.Duration, error)
+	// info, when set, describes what the timed calls returned (hit counts, say), for
+	// the report's notes.
+	info func() string
 }
 
 // errNotAvailable marks an operation the server does not offer (yet).
@@ -45,6 +48,7 @@ type timing struct {
 	samples       int
 	na            string // why the operation is not available
 	err           string // why the operation failed
+	info          string // what the calls returned
 }
 
 // warmups is the number of untimed calls before the timed ones.
@@ -80,6 +84,9 @@ func timeOp(ctx context.Context, surf string, op operation, samples int) timing 
 		}
 	}
 	t.p50, t.p99, t.samples = percentile(d, 50), percentile(d, 99), len(d)
+	if op.info != nil {
+		t.info = op.info()
+	}
 	return t
 }
 
@@ -103,6 +110,8 @@ func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
 	}
 
 	var after string // list cursor: walks every page, then starts over
+	var listTotal, listRows, listPages int
+	var searchHits, searchTotal, searchCalls, searchEmpty int
 	words := slices.Concat(subjects, grains, layers)
 	qr := rand.New(rand.NewPCG(seed, 0x5ea7c4))
 
@@ -127,15 +136,21 @@ func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
 					return d, err
 				}
 				var page struct {
+					Data   []json.RawMessage `json:"data"`
 					Paging struct {
 						After string `json:"after"`
+						Total int    `json:"total"`
 					} `json:"paging"`
 				}
 				if err := json.Unmarshal(b, &page); err != nil {
 					return d, fmt.Errorf("list answer: %w", err)
 				}
 				after = page.Paging.After
+				listTotal, listRows, listPages = page.Paging.Total, listRows+len(page.Data), listPages+1
 				return d, nil
+			},
+			info: func() string {
+				return fmt.Sprintf("%.0f rows per page on average, paging.total %d", float64(listRows)/float64(max(listPages, 1)), listTotal)
 			},
 		},
 		{
@@ -163,8 +178,33 @@ func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
 				if qr.IntN(2) == 0 {
 					q += " " + words[qr.IntN(len(words))]
 				}
-				_, d, err := timed(ctx, http.MethodGet, "/api/v1/search/query?q="+url.QueryEscape(q)+"&index=table", "", nil)
-				return d, err
+				b, d, err := timed(ctx, http.MethodGet, "/api/v1/search/query?q="+url.QueryEscape(q)+"&index=table", "", nil)
+				if err != nil {
+					return d, err
+				}
+				var res struct {
+					Hits struct {
+						Total struct {
+							Value int `json:"value"`
+						} `json:"total"`
+						Hits []json.RawMessage `json:"hits"`
+					} `json:"hits"`
+				}
+				if err := json.Unmarshal(b, &res); err != nil {
+					return d, fmt.Errorf("search answer: %w", err)
+				}
+				searchCalls++
+				searchHits += len(res.Hits.Hits)
+				searchTotal += res.Hits.Total.Value
+				if res.Hits.Total.Value == 0 {
+					searchEmpty++
+				}
+				return d, nil
+			},
+			info: func() string {
+				n := float64(max(searchCalls, 1))
+				return fmt.Sprintf("%.0f matches per query on average (%d of %d queries matched nothing), %.1f hits returned per page",
+					float64(searchTotal)/n, searchEmpty, searchCalls, float64(searchHits)/n)
 			},
 		},
 	}}

@@ -182,31 +182,33 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 	score := "1.0::float8"
 	if len(terms) > 0 {
 		all := args.add(tsquery(terms, ""))
+		where = append(where, "tsv @@ to_tsquery('simple', "+all+"::text)")
+		n := len(args) // the count query binds only the parameters of where
 		score = fmt.Sprintf(exactScore, all, args.add(tsquery(terms, "A")), args.add(tsquery(terms, "AB")),
 			args.add(tsquery(terms, "ABC")), args.add(strings.Join(terms, " ")))
-		where = append(where, "tsv @@ to_tsquery('simple', "+all+"::text)")
+		hits, total, err := t.search(ctx, where, score, args, n, q)
+		if err != nil || total > 0 || len(terms) != 1 {
+			return hits, total, err
+		}
+		// One word that matches nothing: try a typo-tolerant match on the name.
+		args = nil
+		where, _ = searchFilters(q, &args)
+		term := args.add(terms[0])
+		where = append(where, fmt.Sprintf(fuzzyMatch, term))
+		return t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
 	}
-	hits, total, err := t.search(ctx, where, score, args, q)
-	if err != nil || total > 0 || len(terms) != 1 {
-		return hits, total, err
-	}
-
-	// One word that matches nothing: try a typo-tolerant match on the name.
-	args = nil
-	where, _ = searchFilters(q, &args)
-	term := args.add(terms[0])
-	where = append(where, fmt.Sprintf(fuzzyMatch, term))
-	return t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, q)
+	return t.search(ctx, where, score, args, len(args), q)
 }
 
-// search counts the documents matching where and returns the page q asks for.
-func (t *tx) search(ctx context.Context, where []string, score string, args params, q store.SearchQuery) ([]store.SearchHit, int, error) {
+// search counts the documents matching where, whose parameters are args[:n], and
+// returns the page q asks for, ordered by score.
+func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q store.SearchQuery) ([]store.SearchHit, int, error) {
 	filter := ""
 	if len(where) > 0 {
 		filter = " WHERE " + strings.Join(where, " AND ")
 	}
 	var total int
-	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM search_docs"+filter, args...).Scan(&total); err != nil {
+	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM search_docs"+filter, args[:n]...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("postgres: search count: %w", err)
 	}
 	hits := []store.SearchHit{}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report is the whole run: the machine, the load and one result per driver.
+type report struct {
+	machine string
+	n       int
+	workers int
+	samples int
+	results []*driverResult
+}
+
+// describeMachine names the machine: CPUs, CPU model, memory, Go version and date.
+func describeMachine() string {
+	model, mem := "unknown CPU", "unknown memory"
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if fs := strings.Fields(sc.Text()); len(fs) >= 2 && fs[0] == "MemTotal:" {
+				if kb, err := strconv.ParseFloat(fs[1], 64); err == nil {
+					mem = fmt.Sprintf("%.1f GiB RAM", kb/(1<<20))
+				}
+				break
+			}
+		}
+		f.Close()
+	}
+	return fmt.Sprintf("%d CPUs (nproc), %s, %s, %s %s/%s, %s", runtime.NumCPU(), model, mem,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+}
+
+// ms formats a duration in milliseconds with two or three significant digits.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 0.1:
+		return fmt.Sprintf("%.3f", v)
+	default:
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+}
+
+// markdown renders the report.
+func (r *report) markdown() string {
+	var b strings.Builder
+	var notes []string
+	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
+
+	fmt.Fprintf(&b, "# Meridian benchmark\n\n")
+	fmt.Fprintf(&b, "Machine: %s.\n\n", r.machine)
+	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
+		"Timings: %d samples per operation after %d untimed warm-up calls, one request at a time on one "+
+		"keep-alive connection, server and client on the same machine (127.0.0.1). Latencies in ms.\n\n",
+		r.n, columnsPer, r.workers, r.samples, warmups(r.samples))
+
+	// Columns: drivers that ran. A skipped driver gets a note instead of a column.
+	var cols []*driverResult
+	for _, d := range r.results {
+		if d.skipped != "" {
+			note("**%s skipped**: %s", driverTitle(d.driver), d.skipped)
+			continue
+		}
+		cols = append(cols, d)
+		if d.failed != "" {
+			note("**%s stopped early**: %s", driverTitle(d.driver), d.failed)
+		}
+	}
+	if len(cols) == 0 {
+		b.WriteString("No driver ran.\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		return b.String()
+	}
+
+	b.WriteString("| Operation |")
+	for _, d := range cols {
+		fmt.Fprintf(&b, " %s p50 | %s p99 |", driverTitle(d.driver), driverTitle(d.driver))
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString("---:|---:|")
+	}
+	b.WriteString("\n")
+
+	// Rows: every (surface, operation) in first-seen order, then the floor.
+	type key struct{ surface, name string }
+	var rows []key
+	seen := map[key]bool{}
+	for _, d := range cols {
+		for _, t := range d.timings {
+			k := key{t.surface, t.name}
+			if !seen[k] {
+				seen[k] = true
+				rows = append(rows, k)
+			}
+		}
+	}
+	cell := func(d *driverResult, t timing, ok bool) string {
+		switch {
+		case !ok:
+			return " – | – |"
+		case t.na != "":
+			note("%s, %s: n/a (%s)", driverTitle(d.driver), t.name, t.na)
+			return " n/a | n/a |"
+		case t.err != "":
+			note("%s, %s: error: %s", driverTitle(d.driver), t.name, oneLine(t.err))
+			return " error | error |"
+		}
+		if t.info != "" {
+			note("%s, %s %s: %s.", driverTitle(d.driver), t.surface, t.name, t.info)
+		}
+		return fmt.Sprintf(" %s | %s |", ms(t.p50), ms(t.p99))
+	}
+	for _, k := range rows {
+		fmt.Fprintf(&b, "| %s %s |", k.surface, k.name)
+		for _, d := range cols {
+			var t timing
+			ok := false
+			for _, x := range d.timings {
+				if x.surface == k.surface && x.name == k.name {
+					t, ok = x, true
+				}
+			}
+			b.WriteString(cell(d, t, ok))
+		}
+		b.WriteString("\n")
+	}
+
+	floorName := "floor: Tx.GetByFQN + JSON decode (same tables)"
+	for _, d := range cols {
+		if d.floor.name != "" && d.floor.name != "floor" {
+			floorName = d.floor.name
+		}
+	}
+	fmt.Fprintf(&b, "| %s |", floorName)
+	for _, d := range cols {
+		b.WriteString(cell(d, d.floor, d.floor.name != ""))
+	}
+	b.WriteString("\n| API overhead: REST GET p50 / floor p50 |")
+	for _, d := range cols {
+		get := d.timing("REST", "GET table by name (fields=columns)")
+		if get == nil || get.p50 == 0 || d.floor.p50 == 0 {
+			b.WriteString(" – | |")
+			continue
+		}
+		fmt.Fprintf(&b, " %.1f× | |", float64(get.p50)/float64(d.floor.p50))
+	}
+	b.WriteString("\n| Ingest rate (tables/s) |")
+	for _, d := range cols {
+		if d.ingestRate == 0 {
+			b.WriteString(" – | |")
+			continue
+		}
+		fmt.Fprintf(&b, " %.0f | %s wall |", d.ingestRate, d.ingestWall.Round(100*time.Millisecond))
+	}
+	b.WriteString("\n| Peak RSS of meridian serve (VmHWM) |")
+	for _, d := range cols {
+		fmt.Fprintf(&b, " %s | |", fmtBytes(d.peakRSS))
+	}
+	b.WriteString("\n| Database size at the end |")
+	for _, d := range cols {
+		fmt.Fprintf(&b, " %s | |", fmtBytes(d.dbSize))
+	}
+	b.WriteString("\n\n")
+
+	for _, d := range cols {
+		if d.driver == "postgres" && d.peakRSS > 0 {
+			note("PostgreSQL's peak RSS is the meridian process only; the PostgreSQL server's own memory is not counted.")
+		}
+	}
+	note("The floor runs with the server stopped, in-process, on the tables GET by name read; " +
+		"the ratio is what HTTP, auth, routing, `fields` and encoding add to one read.")
+	note("PATCH makes a new version each time (a version snapshot, a changeDescription and an outbox event " +
+		"commit in the same transaction); the list walks every page with the `after` cursor and starts over.")
+	for _, n := range notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	return b.String()
+}
+
+// timing finds the result of one operation.
+func (d *driverResult) timing(surface, name string) *timing {
+	for i := range d.timings {
+		if d.timings[i].surface == surface && d.timings[i].name == name {
+			return &d.timings[i]
+		}
+	}
+	return nil
+}

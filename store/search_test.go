@@ -1,0 +1,190 @@
+package store
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+const supported = ". Supported: match_all, term/terms/match and bool.must/bool.filter on entityType, " +
+	"service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"
+
+func TestParseQueryFilter(t *testing.T) {
+	f := func(field string, values ...string) SearchFilter { return SearchFilter{Field: field, Values: values} }
+	ok := []struct {
+		name, in string
+		want     []SearchFilter
+	}{
+		{"empty", ``, nil},
+		{"blank", "  ", nil},
+		{"match_all", `{"query":{"match_all":{}}}`, nil},
+		{"bare match_all", `{"match_all":{}}`, nil},
+		{"term", `{"query":{"term":{"entityType":"table"}}}`, []SearchFilter{f("entityType", "table")}},
+		{"bare term", `{"term":{"entityType":"table"}}`, []SearchFilter{f("entityType", "table")}},
+		{"term value object", `{"term":{"service.name":{"value":"mysql","boost":1.0}}}`, []SearchFilter{f("service", "mysql")}},
+		{"keyword suffix", `{"term":{"service.name.keyword":"mysql"}}`, []SearchFilter{f("service", "mysql")}},
+		{"service", `{"term":{"service":"mysql"}}`, []SearchFilter{f("service", "mysql")}},
+		{"terms", `{"terms":{"tags.tagFQN":["PII.Sensitive","Tier.Tier1"]}}`, []SearchFilter{f("tags", "PII.Sensitive", "Tier.Tier1")}},
+		{"terms with boost", `{"terms":{"owners.name":["alice"],"boost":2}}`, []SearchFilter{f("owners", "alice")}},
+		{"match", `{"match":{"owners.displayName":"Alice"}}`, []SearchFilter{f("owners", "Alice")}},
+		{"match query object", `{"match":{"domains.fullyQualifiedName":{"query":"Sales"}}}`, []SearchFilter{f("domains", "Sales")}},
+		{"owners", `{"term":{"owners":"alice"}}`, []SearchFilter{f("owners", "alice")}},
+		{"domains", `{"term":{"domains":"Sales"}}`, []SearchFilter{f("domains", "Sales")}},
+		{"deleted bool", `{"term":{"deleted":true}}`, []SearchFilter{f("deleted", "true")}},
+		{"deleted string", `{"term":{"deleted":"False"}}`, []SearchFilter{f("deleted", "false")}},
+		{"number value", `{"term":{"entityType":5}}`, []SearchFilter{f("entityType", "5")}},
+		{"bool must list", `{"query":{"bool":{"must":[{"term":{"entityType":"table"}},{"term":{"owners.name":"alice"}}]}}}`,
+			[]SearchFilter{f("entityType", "table"), f("owners", "alice")}},
+		{"bool must single", `{"query":{"bool":{"must":{"term":{"entityType":"table"}}}}}`, []SearchFilter{f("entityType", "table")}},
+		{"bool filter and must", `{"bool":{"filter":[{"terms":{"entityType":["table","topic"]}}],"must":[{"match_all":{}}]}}`,
+			[]SearchFilter{f("entityType", "table", "topic")}},
+		{"nested bool", `{"query":{"bool":{"must":[{"bool":{"filter":{"term":{"deleted":false}}}}]}}}`, []SearchFilter{f("deleted", "false")}},
+		{"empty bool", `{"query":{"bool":{}}}`, nil},
+	}
+	for _, c := range ok {
+		got, err := ParseQueryFilter(c.in)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+
+	bad := []struct {
+		name, in, msg string
+	}{
+		{"malformed", `{"query":`, "malformed JSON (unexpected EOF)"},
+		{"trailing data", `{"term":{"entityType":"table"}} {}`, "malformed JSON (data after the top-level value)"},
+		{"not an object", `["term"]`, "the filter must be a JSON object"},
+		{"query not an object", `{"query":"x"}`, "query must be a JSON object"},
+		{"keys beside query", `{"query":{"match_all":{}},"size":5}`, "keys beside query (size)"},
+		{"should", `{"query":{"bool":{"should":[{"term":{"entityType":"table"}}]}}}`, "bool.should"},
+		{"must_not", `{"query":{"bool":{"must_not":{"term":{"deleted":true}}}}}`, "bool.must_not"},
+		{"minimum_should_match", `{"bool":{"must":[],"minimum_should_match":1}}`, "bool.minimum_should_match"},
+		{"range", `{"query":{"range":{"updatedAt":{"gte":1}}}}`, "range on updatedAt"},
+		{"wildcard", `{"wildcard":{"name":"ord*"}}`, "wildcard on name"},
+		{"query_string", `{"query_string":{"query":"x"}}`, "query_string on query"},
+		{"unknown field", `{"term":{"columns.name":"id"}}`, "term on columns.name"},
+		{"unknown field in bool", `{"bool":{"must":[{"term":{"entityType":"table"}},{"terms":{"tier":["x"]}}]}}`, "terms on tier"},
+		{"two operators", `{"term":{"entityType":"table"},"match_all":{}}`, "a clause in query with several keys (match_all, term)"},
+		{"empty clause", `{"bool":{"must":[{}]}}`, "an empty clause in bool.must"},
+		{"two fields", `{"term":{"entityType":"table","deleted":false}}`, "term on several fields (deleted, entityType)"},
+		{"terms not array", `{"terms":{"entityType":"table"}}`, "terms on entityType needs a non-empty array of values"},
+		{"terms empty", `{"terms":{"entityType":[]}}`, "terms on entityType needs a non-empty array of values"},
+		{"object value", `{"term":{"entityType":{"gte":"a"}}}`, `term on entityType: only {"value": value} is supported`},
+		{"array value", `{"term":{"entityType":["a"]}}`, "term on entityType with a value that is not a string, number or boolean"},
+		{"null value", `{"term":{"entityType":null}}`, "term on entityType with a value that is not a string, number or boolean"},
+		{"bad deleted", `{"term":{"deleted":"maybe"}}`, `term on deleted with "maybe" (use true or false)`},
+		{"bool not object", `{"bool":[]}`, "bool must be an object"},
+		{"bool item not object", `{"bool":{"filter":["x"]}}`, "bool.filter items must be objects"},
+	}
+	for _, c := range bad {
+		_, err := ParseQueryFilter(c.in)
+		if meridian.ErrorCode(err) != meridian.EInvalid {
+			t.Errorf("%s: error %v, want EInvalid", c.name, err)
+			continue
+		}
+		if got, want := meridian.ErrorMessage(err), "Unsupported query_filter: "+c.msg+supported; got != want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, want)
+		}
+	}
+}
+
+func TestParseSearchQuery(t *testing.T) {
+	cases := []struct {
+		in      string
+		terms   []string
+		filters []SearchFilter
+	}{
+		{"", nil, nil},
+		{"*", nil, nil},
+		{"  ", nil, nil},
+		{"customer_orders", []string{"customer", "orders"}, nil},
+		{"customerOrders", []string{"customer", "orders"}, nil},
+		{"cust*", []string{"cust"}, nil},
+		{`customer AND orders OR x && y || z`, []string{"customer", "orders", "x", "y", "z"}, nil},
+		{`"customer orders"`, []string{"customer", "orders"}, nil},
+		{"(a) [b] {c} ~d ^e +f", []string{"a", "b", "c", "d", "e", "f"}, nil},
+		{"columnNames:address", []string{"address"}, nil},
+		{"name:*", nil, nil},
+		{"orders tags.tagFQN:PII.Sensitive", []string{"orders"}, []SearchFilter{{Field: "tags", Values: []string{"PII.Sensitive"}}}},
+		{`owners.name:"alice" entityType:table`, nil,
+			[]SearchFilter{{Field: "owners", Values: []string{"alice"}}, {Field: "entityType", Values: []string{"table"}}}},
+		{"deleted:TRUE", nil, []SearchFilter{{Field: "deleted", Values: []string{"true"}}}},
+		{"12:30", []string{"12", "30"}, nil},
+	}
+	for _, c := range cases {
+		terms, filters, err := ParseSearchQuery(c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(terms, c.terms) || !reflect.DeepEqual(filters, c.filters) {
+			t.Errorf("%q: got %q %+v, want %q %+v", c.in, terms, filters, c.terms, c.filters)
+		}
+	}
+	for _, in := range []string{"a NOT b", "a -b", "!a", "deleted:maybe"} {
+		if _, _, err := ParseSearchQuery(in); meridian.ErrorCode(err) != meridian.EInvalid {
+			t.Errorf("%q: error %v, want EInvalid", in, err)
+		}
+	}
+}
+
+func TestIndexName(t *testing.T) {
+	for kind, want := range map[string]string{
+		"table":              "table_search_index",
+		"databaseSchema":     "database_schema_search_index",
+		"dashboardDataModel": "dashboard_data_model_search_index",
+		"searchIndex":        "search_entity_search_index",
+		"glossaryTerm":       "glossary_term_search_index",
+		"mlmodelService":     "mlmodel_service_search_index",
+	} {
+		if got := IndexName(kind); got != want {
+			t.Errorf("IndexName(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
+
+func TestSearchKinds(t *testing.T) {
+	s := &Entities{reg: meridian.DefaultRegistry()}
+	for _, k := range DataAssetKinds {
+		if _, ok := s.reg.Kind(k); !ok {
+			t.Errorf("data asset kind %s is not registered", k)
+		}
+	}
+	names := func(index string) []string {
+		ks, err := s.searchKinds(index)
+		if err != nil {
+			t.Fatalf("%s: %v", index, err)
+		}
+		var out []string
+		for _, k := range ks {
+			out = append(out, k.Name)
+		}
+		return out
+	}
+	if got := names(""); !reflect.DeepEqual(got, DataAssetKinds) {
+		t.Errorf("default index = %v", got)
+	}
+	if got := names("database_schema_search_index"); !reflect.DeepEqual(got, []string{"databaseSchema"}) {
+		t.Errorf("database_schema_search_index = %v", got)
+	}
+	if got := names("search_entity_search_index"); !reflect.DeepEqual(got, []string{"searchIndex"}) {
+		t.Errorf("search_entity_search_index = %v", got)
+	}
+	if got := names("all"); len(got) != len(s.reg.Kinds()) {
+		t.Errorf("all = %d kinds, want %d", len(got), len(s.reg.Kinds()))
+	}
+	for _, k := range names("service") {
+		if _, ok := s.reg.Kind(k); !ok || k[len(k)-7:] != "Service" {
+			t.Errorf("service alias has %s", k)
+		}
+	}
+	_, err := s.searchKinds("Table")
+	if meridian.ErrorMessage(err) != "Unknown search index Table" {
+		t.Errorf("unknown index error = %v", err)
+	}
+}
