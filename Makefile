@@ -8,7 +8,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Fuzz targets as package:Target.
 FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./auth:FuzzVerifyNeverPanics
 
-.PHONY: run build test lint unit fuzz bench clean
+.PHONY: run build test lint deps unit e2e-postgres fuzz bench clean
 
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/meridian serve
@@ -16,15 +16,25 @@ run:
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/meridian ./cmd/meridian
 
-test: lint unit fuzz
+test: lint unit e2e-postgres fuzz
 
 lint:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-unit:
+# deps makes the real components the tests use available: the local PostgreSQL is
+# started when it is down, and pgvector is built and installed when it is missing.
+deps:
+	./scripts/start-postgres.sh
+	./scripts/install-pgvector.sh
+
+unit: deps
 	$(GO) test -count=1 ./...
+
+# The black-box suite again, on PostgreSQL (one throwaway database per server).
+e2e-postgres: deps
+	MERIDIAN_E2E_DRIVER=postgres $(GO) test -count=1 ./e2e/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -44,8 +44,14 @@ func describeMachine() string {
 		}
 		f.Close()
 	}
-	return fmt.Sprintf("%d CPUs (nproc), %s, %s, %s %s/%s, %s", runtime.NumCPU(), model, mem,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			load = ", load average " + f[0] + " at start"
+		}
+	}
+	return fmt.Sprintf("%d CPUs (nproc), %s, %s, %s %s/%s, %s%s", runtime.NumCPU(), model, mem,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02 15:04 MST"), load)
 }
 
 // ms formats a duration in milliseconds with two or three significant digits.

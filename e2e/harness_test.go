@@ -2,8 +2,9 @@
 // test starts `meridian serve` on a free port with its own data directory, reads the
 // admin token the server writes, and drives the REST API over real HTTP.
 //
-// Set MERIDIAN_E2E_DATABASE_URL to run the same tests against a database URL (passed to
-// serve as --database-url); without it the embedded SQLite store is used. Set
+// Set MERIDIAN_E2E_DRIVER=postgres to run the same tests on PostgreSQL: each server gets
+// a throwaway database (store/postgres/pgtest) passed as --database-url to serve and to
+// every CLI call; without it the embedded SQLite store is used. Set
 // MERIDIAN_E2E_BINARY to test a prebuilt binary instead of building ./cmd/meridian.
 // TestExpiredTokenIs401 waits a minute and runs only when MERIDIAN_E2E_SLOW is set.
 package e2e
@@ -25,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
 	"time"
 )
 
@@ -96,6 +99,7 @@ func (b *syncBuffer) String() string {
 type server struct {
 	base       string // http://127.0.0.1:<port>
 	dataDir    string
+	dbArgs     []string // --database-url <url> on PostgreSQL, none on SQLite
 	adminToken string
 	admin      *client
 	stderr     *syncBuffer
@@ -119,9 +123,13 @@ func freePort(t *testing.T) int {
 func startServer(t *testing.T) *server {
 	t.Helper()
 	dataDir := t.TempDir()
+	var dbArgs []string
+	if os.Getenv("MERIDIAN_E2E_DRIVER") == "postgres" {
+		dbArgs = []string{"--database-url", pgtest.NewDatabase(t)}
+	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := tryStart(t, dataDir)
+		s, err := tryStart(t, dataDir, dbArgs)
 		if err == nil {
 			return s
 		}
@@ -131,13 +139,10 @@ func startServer(t *testing.T) *server {
 	return nil
 }
 
-func tryStart(t *testing.T, dataDir string) (*server, error) {
+func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{"serve", "--addr", addr, "--data-dir", dataDir}
-	if dbURL := os.Getenv("MERIDIAN_E2E_DATABASE_URL"); dbURL != "" {
-		args = append(args, "--database-url", dbURL)
-	}
+	args := append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, dbArgs...)
 	stderr := &syncBuffer{}
 	cmd := exec.Command(binPath, args...)
 	cmd.Stdout = stderr
@@ -158,7 +163,7 @@ func tryStart(t *testing.T, dataDir string) (*server, error) {
 		}
 	}
 
-	s := &server{base: "http://" + addr, dataDir: dataDir, stderr: stderr}
+	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, stderr: stderr}
 	deadline := time.Now().Add(20 * time.Second)
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for {
@@ -401,7 +406,7 @@ func runCLI(t *testing.T, args ...string) string {
 // directory, creating the user with the role when it is missing.
 func (s *server) cliToken(t *testing.T, user, role, expires string) string {
 	t.Helper()
-	args := []string{"token", "create", "--data-dir", s.dataDir, "--user", user}
+	args := append([]string{"token", "create", "--data-dir", s.dataDir, "--user", user}, s.dbArgs...)
 	if role != "" {
 		args = append(args, "--role", role)
 	}

@@ -23,8 +23,10 @@ CLUSTER=$(ls "/etc/postgresql/$VERSION" 2>/dev/null | head -n1)
 CLUSTER=${CLUSTER:-main}
 
 log "starting PostgreSQL $VERSION/$CLUSTER"
-# "already running" is not an error here: the server may be up but not yet ready.
-pg_ctlcluster --skip-systemctl-redirect "$VERSION" "$CLUSTER" start 2>/dev/null || true
+# "already running" is not fatal here: the server may be up but not yet ready.
+if ! out=$(pg_ctlcluster --skip-systemctl-redirect "$VERSION" "$CLUSTER" start 2>&1); then
+  log "pg_ctlcluster: $out"
+fi
 
 for _ in $(seq 1 30); do
   if pg_isready -q -h "$HOST" -p "$PORT"; then

@@ -52,16 +52,16 @@ func (a Args) Object(name string) map[string]any { m, _ := a[name].(map[string]a
 // mapped to the names the tools use. They apply only when the tool has the target and
 // not the alias itself. snake_case names are also mapped to their camelCase twin.
 var aliases = map[string][]string{
-	"limit":     {"size", "columnLimit"},
-	"q":         {"query"},
-	"type":      {"entityType"},
-	"entity":    {"entityType"},
-	"offset":    {"from", "columnOffset"},
-	"after":     {"cursor"},
-	"deleted":   {"includeDeleted"},
-	"entityFqn": {"fqn"},
-	"entityFQN": {"fqn"},
-	"FQN":       {"fqn"},
+	"limit":              {"size", "columnLimit"},
+	"q":                  {"query"},
+	"type":               {"entityType"},
+	"entity":             {"entityType"},
+	"offset":             {"from", "columnOffset"},
+	"after":              {"cursor"},
+	"deleted":            {"includeDeleted"},
+	"entityFqn":          {"fqn"},
+	"entityFQN":          {"fqn"},
+	"FQN":                {"fqn"},
 	"fullyQualifiedName": {"fqn"},
 }
 

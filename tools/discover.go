@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -21,6 +20,8 @@ const (
 	searchDefaultSize = 10
 	searchMaxSize     = 50
 	maxBuckets        = 50
+	// maxHitColumns caps the columns a hit carries with fields=columns.
+	maxHitColumns = 60
 	// aggregationSample bounds the hits counted for aggregations.
 	aggregationSample = store.MaxSearchSize
 )
@@ -39,6 +40,8 @@ func searchMetadata(env *Env) *Tool {
 		"tags":                 Strings("Tag and glossary term FQNs."),
 		"deleted":              Boolean("Soft-deleted."),
 		"score":                Number("Relevance score; higher is better."),
+		"columnsTruncated":     Boolean("With fields=columns: true when only the first 60 columns are listed."),
+		"columnsTotal":         Integer("With fields=columns: the number of top-level columns, when truncated."),
 	})
 	bucket := Object(Props{"key": String("Bucket value."), "count": Integer("Matches in the bucket.")}, "key", "count")
 	return &Tool{
@@ -229,7 +232,13 @@ func hitOf(h store.SearchHitJSON, extra []string) map[string]any {
 			continue
 		}
 		if f == "columns" {
-			v = columnSummaries(v)
+			cols := columnSummaries(v)
+			if len(cols) > maxHitColumns {
+				out["columnsTruncated"] = true
+				out["columnsTotal"] = len(cols)
+				cols = cols[:maxHitColumns]
+			}
+			v = cols
 		}
 		out[f] = clean(v)
 	}
@@ -304,5 +313,3 @@ func (e *Env) aggregate(ctx context.Context, p *meridian.Principal, req store.Se
 	}
 	return out, res.Hits.Total.Value > len(res.Hits.Hits), nil
 }
-
-var _ = fmt.Sprintf

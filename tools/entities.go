@@ -194,11 +194,18 @@ func clean(v any) any {
 	return v
 }
 
-// written is the answer of a write tool: the entity without noise, its type, and the
-// change type (entityCreated, entityUpdated, entityNoChange, …).
+// written is the answer of a write tool: the entity without noise and without its
+// columns (counted in totalColumns), its type, and the change type (entityCreated,
+// entityUpdated, entityNoChange, …).
 func written(kind string, res store.Result) map[string]any {
 	m := map[string]any(res.Entity.Clone())
 	clean(m)
+	// Keep the answer small whatever the entity's width: columns are read with
+	// get_entity_details, which pages them.
+	if cols, ok := m["columns"].([]any); ok {
+		delete(m, "columns")
+		m["totalColumns"] = len(cols)
+	}
 	m["entityType"] = kind
 	m["changeType"] = res.Change
 	return m
@@ -207,15 +214,15 @@ func written(kind string, res store.Result) map[string]any {
 // entityOutput is the output schema of a tool answering one entity.
 func entityOutput(desc string, extra Props) Schema {
 	p := Props{
-		"id":                 String("Entity id (UUID)."),
-		"name":               String("Entity name."),
-		"displayName":        String("Display name."),
-		"fullyQualifiedName": String("Fully qualified name."),
-		"description":        String("Markdown description (trimmed past 500 characters)."),
+		"id":                   String("Entity id (UUID)."),
+		"name":                 String("Entity name."),
+		"displayName":          String("Display name."),
+		"fullyQualifiedName":   String("Fully qualified name."),
+		"description":          String("Markdown description (trimmed past 500 characters)."),
 		"descriptionTruncated": Boolean("True when description was shortened."),
-		"entityType":         String("Entity type, e.g. table."),
-		"version":            Number("Entity version, 0.1 and up."),
-		"deleted":            Boolean("Soft-deleted."),
+		"entityType":           String("Entity type, e.g. table."),
+		"version":              Number("Entity version, 0.1 and up."),
+		"deleted":              Boolean("Soft-deleted."),
 	}
 	for k, v := range extra {
 		p[k] = v
@@ -228,6 +235,7 @@ func writeOutput(kind string) Schema {
 	return entityOutput(fmt.Sprintf("The %s as stored, without bookkeeping fields.", kind), Props{
 		"changeType": Enum("What the call did.", meridian.EventEntityCreated, meridian.EventEntityUpdated,
 			meridian.EventEntityNoChange, meridian.EventEntityRestored),
+		"totalColumns": Integer("Number of columns, for entities that have them (read them with get_entity_details)."),
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/postgres"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 )
 
@@ -31,7 +32,7 @@ const (
 // authority. serve, token and migrate all open it with openCatalog.
 type catalog struct {
 	dir      string
-	db       *sqlite.DB
+	db       store.Driver
 	entities *store.Entities
 	auth     *auth.Authority
 	outbox   *store.Dispatcher
@@ -40,13 +41,34 @@ type catalog struct {
 // openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
 // its migrations applied, the secret sealer key, the JWT signing key and the engine.
 func openCatalog(ctx context.Context, dir string) (*catalog, error) {
+	return openCatalogDB(ctx, dir, "")
+}
+
+// databaseURL adds the --database-url flag (MERIDIAN_DATABASE_URL) to a command.
+func databaseURL(fs *flagSet) *string {
+	return fs.string("database-url", "MERIDIAN_DATABASE_URL", "",
+		"PostgreSQL URL (postgres://…); empty keeps the catalog in <data-dir>/catalog.db")
+}
+
+// openCatalogDB is openCatalog on the PostgreSQL database at databaseURL, when it is
+// not empty, instead of <dir>/catalog.db. The data directory still holds the secret
+// key and the admin token.
+func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, error) {
 	if strings.TrimSpace(dir) == "" {
 		return nil, errors.New("the data directory must not be empty")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(dir, catalogFile))
+	var (
+		db  store.Driver
+		err error
+	)
+	if strings.TrimSpace(databaseURL) != "" {
+		db, err = postgres.Open(ctx, databaseURL)
+	} else {
+		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile))
+	}
 	if err != nil {
 		return nil, err
 	}

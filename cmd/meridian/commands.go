@@ -28,7 +28,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	addr := fs.string("addr", "MERIDIAN_ADDR", defaultAddr, "listen address")
 	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	dbURL := databaseURL(fs)
 	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	mcpOpts := mcpFlags(fs, "mcp-")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	cat, err := openCatalog(ctx, *dir)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL)
 	if err != nil {
 		return err
 	}
@@ -55,10 +57,14 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Logger: log,
+		Version: version, Ready: cat.ready, Dispatcher: cat.outbox}))
+	if err != nil {
+		return err
+	}
 	go cat.outbox.Run(ctx)
 	srv := &http.Server{
-		Handler: rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Logger: log,
-			Version: version, Ready: cat.ready, Dispatcher: cat.outbox}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -93,6 +99,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("token create", stderr)
 	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	dbURL := databaseURL(fs)
 	user := fs.string("user", "MERIDIAN_TOKEN_USER", "", "user or bot name (created when missing)")
 	bot := fs.bool("bot", "MERIDIAN_TOKEN_BOT", false, "issue a BOT token (a missing user is created as a bot)")
 	expires := fs.string("expires", "MERIDIAN_TOKEN_EXPIRES", "30d", "lifetime: 30d, 12h, 30 (days) or never")
@@ -118,7 +125,7 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errUsage
 	}
 
-	cat, err := openCatalog(ctx, *dir)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL)
 	if err != nil {
 		return err
 	}
@@ -154,15 +161,20 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
 	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	dbURL := databaseURL(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cat, err := openCatalog(ctx, *dir)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL)
 	if err != nil {
 		return err
 	}
 	if err := cat.Close(); err != nil {
 		return err
+	}
+	if *dbURL != "" {
+		fmt.Fprintln(stderr, "meridian: the PostgreSQL database is up to date")
+		return nil
 	}
 	fmt.Fprintf(stderr, "meridian: %s is up to date\n", *dir)
 	return nil

@@ -2,6 +2,7 @@
 // and manages its data directory.
 //
 //	meridian serve   [--addr :8585] [--data-dir ./meridian-data] [--log-level info]
+//	meridian mcp     [--data-dir D | --database-url URL] [--as USER] [--read-only]
 //	meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]
 //	meridian migrate [--data-dir D]
 //	meridian version
@@ -30,7 +31,8 @@ var errUsage = errors.New("usage")
 const usage = `Usage: meridian <command> [flags]
 
 Commands:
-  serve          serve the REST API
+  serve          serve the REST API, and MCP at /mcp (alias /api/mcp)
+  mcp            serve MCP on stdio (newline-delimited JSON-RPC) as one user
   token create   issue a token for a user or bot and print it
   migrate        bring the data directory's database up to date
   version        print the version
@@ -67,6 +69,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
 		return serveCmd(ctx, rest, stderr)
+	case "mcp":
+		return mcpCmd(ctx, rest, os.Stdin, stdout, stderr)
 	case "token":
 		if len(rest) == 0 || rest[0] != "create" {
 			fmt.Fprint(stderr, "Usage: meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]\n")

@@ -1130,3 +1130,20 @@ func TestWritableTransactionLocksAtOnce(t *testing.T) {
 	}
 	other.Rollback()
 }
+
+func TestMissingExtensionIsNamed(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	saved := extensions
+	t.Cleanup(func() { extensions = saved })
+	extensions = append(append(extensions[:0:0], saved...), struct{ name, missing string }{
+		"meridian_no_such_extension", ErrNoPgvector})
+	_, err := Open(ctx, url)
+	if err == nil || err.Error() != "postgres: "+ErrNoPgvector {
+		t.Errorf("Open: %v, want %q", err, ErrNoPgvector)
+	}
+	if !strings.Contains(ErrNoPgvector, `pgvector extension "vector" is not installed`) ||
+		!strings.Contains(ErrNoPgvector, "scripts/install-pgvector.sh") {
+		t.Errorf("message %q does not name the extension and the fix", ErrNoPgvector)
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/rest"
+	"github.com/meridian-catalog/meridian/rpc"
+	"github.com/meridian-catalog/meridian/schema"
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/tools"
+)
+
+// mcpOptions are the MCP settings shared by `meridian mcp` and `meridian serve`.
+type mcpOptions struct {
+	readOnly       *bool
+	budget         *string
+	allowedOrigins *string
+	noLocalhost    *bool
+}
+
+// mcpFlags adds the MCP flags to a command; serve takes them with an --mcp- prefix.
+// Their environment twins are MERIDIAN_MCP_* for both commands.
+func mcpFlags(fs *flagSet, prefix string) mcpOptions {
+	env := "MERIDIAN_MCP_"
+	o := mcpOptions{
+		readOnly: fs.bool(prefix+"read-only", env+"READ_ONLY", false,
+			"hide and refuse the MCP write tools"),
+		budget: fs.string(prefix+"budget", env+"BUDGET", strconv.Itoa(tools.DefaultBudget),
+			"largest MCP tool result, in characters of JSON"),
+	}
+	if prefix != "" { // HTTP only
+		o.allowedOrigins = fs.string(prefix+"allowed-origins", env+"ALLOWED_ORIGINS", "",
+			"comma-separated browser origins allowed besides the server's own host and localhost (* for any)")
+		o.noLocalhost = fs.bool(prefix+"disable-localhost-protection", env+"DISABLE_LOCALHOST_PROTECTION", false,
+			"accept a non-localhost Host header on a loopback connection (a reverse proxy on the same host)")
+	}
+	return o
+}
+
+// toolSet builds the tools over an open catalog.
+func (o mcpOptions) toolSet(cat *catalog, log *slog.Logger) (*tools.Set, error) {
+	budget, err := strconv.Atoi(strings.TrimSpace(*o.budget))
+	if err != nil {
+		return nil, fmt.Errorf("invalid MCP budget %q: %w", *o.budget, err)
+	}
+	return tools.New(tools.Config{Entities: cat.entities, Schemas: &lazySchemas{}, Budget: budget,
+		ReadOnly: *o.readOnly, Logger: log})
+}
+
+// lazySchemas compiles the kind schemas on first use (patch_entity's field hints), so
+// that `meridian mcp` starts without paying for it.
+type lazySchemas struct {
+	once sync.Once
+	v    *schema.Validator
+}
+
+func (l *lazySchemas) Schema(kind string) (json.RawMessage, bool) {
+	l.once.Do(func() { l.v, _ = schema.New() })
+	if l.v == nil {
+		return nil, false
+	}
+	return l.v.Schema(kind)
+}
+
+// withMCP puts the MCP endpoint (/mcp, /api/mcp) and its RFC 9728 metadata
+// (/.well-known/oauth-protected-resource[/mcp]) in front of the REST API, so that MCP
+// requests reach the MCP transport, with its own Bearer authentication, before REST's.
+func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) (http.Handler, error) {
+	set, err := o.toolSet(cat, log)
+	if err != nil {
+		return nil, err
+	}
+	var origins []string
+	for _, s := range strings.Split(*o.allowedOrigins, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			origins = append(origins, s)
+		}
+	}
+	mux := http.NewServeMux()
+	rpc.NewHTTP(rpc.Config{Tools: set, Auth: cat.auth, Logger: log, Version: version,
+		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost}).Mount(mux)
+	mux.Handle("/", api)
+	return mux, nil
+}
+
+// mcpCmd runs `meridian mcp`: MCP over stdio (newline-delimited JSON-RPC on stdout,
+// logs on stderr) as one principal, by default admin.
+func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp", stderr)
+	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
+	dbURL := databaseURL(fs)
+	as := fs.string("as", "MERIDIAN_MCP_AS", adminName, "name of the user the tools run as")
+	opts := mcpFlags(fs, "")
+	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "warn", "log level: debug, info, warn or error")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *level)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	cat, err := openCatalogDB(ctx, *dir, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	p, err := cat.principalOf(ctx, *as)
+	if err != nil {
+		return err
+	}
+	set, err := opts.toolSet(cat, log)
+	if err != nil {
+		return err
+	}
+	go cat.outbox.Run(ctx)
+	log.Info("serving MCP on stdio", slog.String("as", p.Name), slog.Bool("readOnly", *opts.readOnly))
+	return rpc.ServeStdio(ctx, rpc.Config{Tools: set, Principal: p, Logger: log, Version: version}, stdin, stdout)
+}
+
+// principalOf is the principal of the user named name, with its id and roles. The
+// admin user is created on first use, as serve creates it; any other user must exist.
+func (c *catalog) principalOf(ctx context.Context, name string) (*meridian.Principal, error) {
+	var (
+		u   meridian.Entity
+		err error
+	)
+	if name == adminName {
+		u, _, err = c.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
+	} else {
+		u, err = c.entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)), store.GetOptions{Fields: "roles"})
+		if meridian.ErrorCode(err) == meridian.ENotFound {
+			return nil, fmt.Errorf("--as %s: no such user (create it first, e.g. with meridian token create --user %s)", name, name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	isBot, _ := u["isBot"].(bool)
+	p := &meridian.Principal{ID: u.ID(), Name: u.Name(), Email: u.String("email"), Roles: rest.UserRoles(u), IsBot: isBot}
+	if admin, _ := u["isAdmin"].(bool); admin && !p.IsAdmin() {
+		p.Roles = append(p.Roles, meridian.RoleAdmin)
+	}
+	return p, nil
+}

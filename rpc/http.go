@@ -1,0 +1,237 @@
+package rpc
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// Paths of the HTTP transport.
+const (
+	// Path is the MCP endpoint; AliasPath serves the same, under /api.
+	Path      = "/mcp"
+	AliasPath = "/api/mcp"
+	// MetadataPath is the RFC 9728 protected-resource metadata of the server; the
+	// metadata of each endpoint is at MetadataPath + its path.
+	MetadataPath = server.WellKnownProtectedResourcePath
+)
+
+// maxBodyBytes bounds an MCP request body.
+const maxBodyBytes = 16 << 20
+
+// HTTP serves MCP over stateless streamable HTTP with Bearer JWT authentication and
+// Origin validation, and the RFC 9728 metadata documents.
+type HTTP struct {
+	cfg Config
+	mcp *server.StreamableHTTPServer
+}
+
+// NewHTTP returns the HTTP transport. Mount it with Mount, or serve the endpoint
+// itself (ServeHTTP) and the metadata (Metadata) on routes of your own.
+func NewHTTP(c Config) *HTTP {
+	s := NewServer(c)
+	return &HTTP{cfg: c, mcp: server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithDisableLocalhostProtection(c.DisableLocalhostProtection),
+		server.WithStreamableHTTPLogger(c.logger()),
+	)}
+}
+
+// Mount registers the endpoint at /mcp and /api/mcp and the metadata at
+// /.well-known/oauth-protected-resource, …/mcp and …/api/mcp.
+func (h *HTTP) Mount(mux *http.ServeMux) {
+	mux.Handle(Path, h)
+	mux.Handle(AliasPath, h)
+	meta := h.Metadata()
+	mux.Handle(MetadataPath, meta)
+	mux.Handle(MetadataPath+Path, meta)
+	mux.Handle(MetadataPath+AliasPath, meta)
+}
+
+// ServeHTTP serves the MCP endpoint: Origin check (403), CORS preflight, Bearer
+// authentication (401 with a WWW-Authenticate header naming the metadata document),
+// then the MCP exchange with the principal in the context.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	if origin != "" {
+		if !h.originAllowed(r, origin) {
+			writeError(w, http.StatusForbidden, "Forbidden: origin "+origin+" is not allowed")
+			return
+		}
+		cors(w, origin)
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	p, err := h.authenticate(r)
+	if err != nil {
+		challenge := fmt.Sprintf(`Bearer resource_metadata="%s"`, baseURL(r)+MetadataPath+endpointPath(r))
+		if r.Header.Get("Authorization") != "" {
+			challenge = fmt.Sprintf(`Bearer error="invalid_token", error_description="%s", resource_metadata="%s"`,
+				strings.ReplaceAll(meridian.ErrorMessage(err), `"`, `'`), baseURL(r)+MetadataPath+endpointPath(r))
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		status := meridian.HTTPStatus(meridian.ErrorCode(err))
+		if status != http.StatusUnauthorized {
+			h.cfg.logger().ErrorContext(r.Context(), "mcp authentication failed", "error", err.Error())
+		}
+		writeError(w, status, meridian.ErrorMessage(err))
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	}
+	h.mcp.ServeHTTP(w, r.WithContext(meridian.WithPrincipal(r.Context(), p)))
+}
+
+// authenticate verifies the Bearer token. Errors are EUnauthorized, or the store's
+// failure.
+func (h *HTTP) authenticate(r *http.Request) (*meridian.Principal, error) {
+	hdr := strings.TrimSpace(r.Header.Get("Authorization"))
+	if hdr == "" {
+		return nil, meridian.Errorf(meridian.EUnauthorized, "Not authorized: missing Authorization header")
+	}
+	scheme, raw, ok := strings.Cut(hdr, " ")
+	raw = strings.TrimSpace(raw)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || raw == "" {
+		return nil, meridian.Errorf(meridian.EUnauthorized, "Not authorized: the Authorization header must be 'Bearer <token>'")
+	}
+	if h.cfg.Auth == nil {
+		return nil, meridian.Errorf(meridian.EUnauthorized, "Not authorized: no token authority is configured")
+	}
+	p, err := h.cfg.Auth.Verify(r.Context(), raw)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, meridian.Errorf(meridian.EUnauthorized, "Not authorized: invalid token")
+	}
+	return p, nil
+}
+
+// originAllowed accepts the server's own host, localhost and the configured origins. A
+// request without Origin (not from a browser) never gets here.
+func (h *HTTP) originAllowed(r *http.Request, origin string) bool {
+	for _, o := range h.cfg.AllowedOrigins {
+		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // includes the opaque origin "null"
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return strings.EqualFold(u.Host, requestHost(r)) || strings.EqualFold(u.Host, r.Host)
+}
+
+// cors answers an allowed cross-origin browser request.
+func cors(w http.ResponseWriter, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate")
+	h.Set("Access-Control-Max-Age", "600")
+}
+
+// Metadata serves the RFC 9728 protected-resource metadata. The resource is the
+// absolute URL of the endpoint the path names (/mcp for the bare path), computed from
+// the request and X-Forwarded-Proto/-Host.
+func (h *HTTP) Metadata() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+		case http.MethodOptions:
+			w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		default:
+			w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+			writeError(w, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed")
+			return
+		}
+		resource := strings.TrimPrefix(r.URL.Path, MetadataPath)
+		if resource == "" || resource == "/" {
+			resource = Path
+		}
+		doc := server.ProtectedResourceMetadataConfig{
+			Resource:               baseURL(r) + resource,
+			ScopesSupported:        []string{meridian.ScopeRead, meridian.ScopeWrite},
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "Meridian metadata catalog",
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(doc)
+	})
+}
+
+// endpointPath is the MCP path a request came to: /mcp or /api/mcp.
+func endpointPath(r *http.Request) string {
+	if strings.HasPrefix(r.URL.Path, AliasPath) {
+		return AliasPath
+	}
+	return Path
+}
+
+// baseURL is scheme://host of the request as the client sees it, honouring
+// X-Forwarded-Proto and X-Forwarded-Host from a reverse proxy.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + requestHost(r)
+}
+
+func requestHost(r *http.Request) string {
+	if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && validHost(h) {
+		return h
+	}
+	if r.Host != "" {
+		return r.Host
+	}
+	return "localhost"
+}
+
+func firstValue(v string) string {
+	first, _, _ := strings.Cut(v, ",")
+	return strings.ToLower(strings.TrimSpace(first))
+}
+
+// validHost accepts host or host:port without characters that could break the
+// WWW-Authenticate header.
+func validHost(h string) bool {
+	if strings.ContainsAny(h, "\"\\/ @") {
+		return false
+	}
+	host := h
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		host = hh
+	}
+	return host != ""
+}
+
+// writeError writes a JSON {code, message} error body, as REST does.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+}
