@@ -100,6 +100,7 @@ type server struct {
 	base       string // http://127.0.0.1:<port>
 	dataDir    string
 	dbArgs     []string // --database-url <url> on PostgreSQL, none on SQLite
+	crash      func()   // kill -9 the process and wait for it
 	adminToken string
 	admin      *client
 	stderr     *syncBuffer
@@ -164,6 +165,11 @@ func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
 	}
 
 	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, stderr: stderr}
+	s.crash = func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err := <-exited
+		exited <- err // stop, at cleanup, finds the process gone
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for {
@@ -212,6 +218,16 @@ func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
 	}
 	s.admin = s.client(t, s.adminToken)
 	return s, nil
+}
+
+// restart starts a new server process on the same data directory and database.
+func (s *server) restart(t *testing.T) *server {
+	t.Helper()
+	n, err := tryStart(t, s.dataDir, s.dbArgs)
+	if err != nil {
+		t.Fatalf("restart meridian serve: %v", err)
+	}
+	return n
 }
 
 // serverEnv is the environment for child processes: the test's own, without MERIDIAN_*
