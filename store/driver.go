@@ -160,6 +160,25 @@ type Token struct {
 	Revoked   bool
 }
 
+// Point is one time-series point: a JSON document recorded for an entity at a
+// timestamp (epoch ms) in a named series, such as testCaseResult.
+type Point struct {
+	Series    string
+	EntityID  string
+	Timestamp int64
+	Doc       []byte
+}
+
+// PointQuery selects the points of one entity in one series with From <= timestamp
+// <= To (0 for To means no upper bound), newest first. Limit 0 or less means no limit.
+type PointQuery struct {
+	Series   string
+	EntityID string
+	From     int64
+	To       int64
+	Limit    int
+}
+
 // Tx is one transaction. Methods return *meridian.Error values with ENotFound for a
 // missing row, EConflict for a duplicate (kind, FQN) and EPreconditionFailed when an
 // Update finds another version than it expected.
@@ -173,8 +192,8 @@ type Tx interface {
 	// Update replaces a row whose stored version is expect. Otherwise it is
 	// EPreconditionFailed and nothing is written.
 	Update(ctx context.Context, r Row, expect meridian.Version) error
-	// Remove deletes a row, its version snapshots, its search document and every
-	// relation touching it.
+	// Remove deletes a row, its version snapshots, its search document, its
+	// time-series points and every relation touching it.
 	Remove(ctx context.Context, id string) error
 	// List returns one page and the count of every row matching the query.
 	List(ctx context.Context, q ListQuery) ([]Row, int, error)
@@ -211,6 +230,16 @@ type Tx interface {
 	TokenByHash(ctx context.Context, hash string) (Token, error)
 	RevokeToken(ctx context.Context, id string) error
 	Tokens(ctx context.Context, userName string) ([]Token, error)
+
+	// PutPoint records a time-series point; a point already at (series, entity,
+	// timestamp) is replaced. Points lists points, newest first. LatestPoint returns the
+	// newest point of an entity in a series, ENotFound when there is none. DeletePoints
+	// removes an entity's points in a series, or in every series when series is "".
+	// Remove also removes every point of the entity.
+	PutPoint(ctx context.Context, p Point) error
+	Points(ctx context.Context, q PointQuery) ([]Point, error)
+	LatestPoint(ctx context.Context, series, entityID string) (Point, error)
+	DeletePoints(ctx context.Context, series, entityID string) error
 
 	// Setting and PutSetting read and write a small key-value table (signing keys,
 	// seeded data markers). Setting returns ENotFound when the key is absent.

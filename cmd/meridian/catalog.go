@@ -99,6 +99,11 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, erro
 		Sealer:    sealer,
 		Notify:    outbox.Notify,
 	})
+	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
+		return fail(fmt.Errorf("build the search index: %w", err))
+	} else if n > 0 {
+		slog.Info("rebuilt the search index", "entities", n)
+	}
 	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
 }
 

@@ -193,8 +193,8 @@ WHERE id = $8 AND version = $9`,
 		"The entity has been modified by another user. Please refresh and retry.")
 }
 
-// Remove deletes an entity row, its version snapshots, its search document and every
-// relation from or to it. It is ENotFound when there was no entity row (the rest is
+// Remove deletes an entity row, its version snapshots, its search document, its
+// time-series points and every relation from or to it. It is ENotFound when there was no entity row (the rest is
 // still deleted in the transaction).
 func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
@@ -208,6 +208,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	}
 	if _, err := t.tx.Exec(ctx, "DELETE FROM search_docs WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: remove search document: %w", err)
+	}
+	if _, err := t.tx.Exec(ctx, "DELETE FROM points WHERE entity_id = $1", id); err != nil {
+		return fmt.Errorf("postgres: remove points: %w", err)
 	}
 	tag, err := t.tx.Exec(ctx, "DELETE FROM entities WHERE id = $1", id)
 	if err != nil {

@@ -178,8 +178,8 @@ WHERE id = ? AND version = ?`,
 		"The entity has been modified by another user. Please refresh and retry.")
 }
 
-// Remove deletes an entity row, its version snapshots, its search document and every
-// relation from or to it. It is ENotFound when there was no entity row (the snapshots and relations are
+// Remove deletes an entity row, its version snapshots, its search document, its
+// time-series points and every relation from or to it. It is ENotFound when there was no entity row (the snapshots and relations are
 // still deleted in the transaction).
 func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
@@ -193,6 +193,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	}
 	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_docs WHERE id = ?", id); err != nil {
 		return fmt.Errorf("sqlite: remove search document: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM points WHERE entity_id = ?", id); err != nil {
+		return fmt.Errorf("sqlite: remove points: %w", err)
 	}
 	res, err := t.tx.ExecContext(ctx, "DELETE FROM entities WHERE id = ?", id)
 	if err != nil {

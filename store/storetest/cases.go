@@ -641,3 +641,35 @@ func (adminOnlyPrivileged) Authorize(p *meridian.Principal, op store.Operation, 
 	}
 	return nil
 }
+
+func testReindex(t *testing.T, f *Fixture) {
+	f.Create("glossary", `{"name":"revenue_terms","description":"money"}`)
+	// Drop the document behind the engine's back, as a database from before search would be.
+	tx, err := f.Driver.Begin(f.Ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := f.E.List(f.Ctx, f.Admin, "glossary", store.ListOptions{Limit: 1})
+	if err := tx.Unindex(f.Ctx, p.Data[0].ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	find := func() int {
+		r, err := f.E.Search(f.Ctx, f.Admin, store.SearchRequest{Query: "revenue", Index: "all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Hits.Total.Value
+	}
+	if find() != 0 {
+		t.Fatal("the unindexed glossary is still found")
+	}
+	if n, err := f.E.EnsureSearchIndex(f.Ctx); err != nil || n != 1 || find() != 1 {
+		t.Fatalf("rebuild indexed %d, %v; found %d", n, err, find())
+	}
+	if n, err := f.E.EnsureSearchIndex(f.Ctx); err != nil || n != 0 {
+		t.Fatalf("a current index must not be rebuilt: %d, %v", n, err)
+	}
+}

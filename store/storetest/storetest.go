@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"SearchSeesAWriteAsSoonAsItReturns", testSearchAfterWrite},
 		{"SearchPagesWithFromAndSize", testSearchPaging},
 		{"OnlyPrivilegedCallersChangePrivilegedFields", testPrivilegedFields},
+		{"SearchIndexIsRebuiltWhenOutOfDate", testReindex},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
