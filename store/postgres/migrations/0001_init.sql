@@ -17,6 +17,8 @@ CREATE TABLE entities (
     UNIQUE (kind, fqn)
 );
 CREATE INDEX entities_kind_name_id ON entities (kind, name, id);
+-- Lists and counts of active (or deleted) entities of a kind read only this index.
+CREATE INDEX entities_kind_deleted_name_id ON entities (kind, deleted, name, id);
 CREATE INDEX entities_name_id ON entities (name, id);
 
 CREATE TABLE entity_versions (
