@@ -107,6 +107,9 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	if err := s.checkTags(ctx, tx, nil, e); err != nil {
 		return draft{}, err
 	}
+	if err := s.prepareTestCase(ctx, tx, k, e, d.parentDoc); err != nil {
+		return draft{}, err
+	}
 	now := float64(s.now().UnixMilli())
 	id := uuid.NewString()
 	e["id"] = id
@@ -180,7 +183,13 @@ func (s *Entities) locate(ctx context.Context, tx Tx, k *meridian.Kind, d *draft
 		return "", err
 	}
 	pk, _ := s.reg.Kind(parent.Kind)
-	parentDoc, err := s.full(ctx, tx, pk, parent, nil)
+	// Only a Prepare hook reads the parent's relationship fields (a glossary's
+	// reviewers); inherited fields live in the stored document.
+	var want map[string]bool
+	if k.Prepare == nil {
+		want = map[string]bool{}
+	}
+	parentDoc, err := s.full(ctx, tx, pk, parent, want)
 	if err != nil {
 		return "", err
 	}
