@@ -24,10 +24,12 @@ lint:
 	$(GO) vet ./...
 
 # deps makes the real components the tests use available: the local PostgreSQL is
-# started when it is down, and pgvector is built and installed when it is missing.
+# started when it is down, pgvector is built and installed when it is missing, and the
+# real MCP clients (TypeScript SDK, Inspector CLI) are installed with npm ci.
 deps:
 	./scripts/start-postgres.sh
 	./scripts/install-pgvector.sh
+	./scripts/install-mcp-clients.sh
 
 unit: deps
 	$(GO) test -count=1 ./...

@@ -19,13 +19,14 @@ type driverResult struct {
 	skipped string // why the driver has no numbers
 	failed  string // why the run stopped early (numbers so far are kept)
 
-	ingestWall time.Duration
-	ingestRate float64 // tables per second
-	peakRSS    int64   // VmHWM of meridian serve, bytes
-	endRSS     int64   // VmRSS at the end, bytes
-	dbSize     int64   // bytes on disk (SQLite files) or pg_database_size
-	timings    []timing
-	floor      timing
+	ingestWall  time.Duration
+	ingestRate  float64 // tables per second
+	peakRSS     int64   // VmHWM of meridian serve, bytes
+	mcpStdioRSS int64   // VmHWM of meridian mcp (the stdio rows), bytes
+	endRSS      int64   // VmRSS at the end, bytes
+	dbSize      int64   // bytes on disk (SQLite files) or pg_database_size
+	timings     []timing
+	floor       timing
 }
 
 // driverTitle is the report's column name of a driver.
@@ -102,15 +103,48 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	k := c.samples + warmups(c.samples)
 	getFQNs := sampleFQNs(fqns, k, c.seed, 1)
 	patchFQNs := sampleFQNs(fqns, k, c.seed, 2)
+	queries := searchQueries(k, c.seed)
 
+	// REST first, then MCP (mcp.go) on the same tables and queries: over streamable
+	// HTTP to this server, then over stdio to a `meridian mcp` process on the same
+	// database (SQLite: the same file, which WAL lets both processes read).
 	seq := newClient(srv.base, token, 1)
 	defer seq.close()
-	for _, s := range []surface{restSurface(seq, getFQNs, patchFQNs, c.seed)} {
+	httpMCP := dialMCPHTTP(srv.base, token)
+	defer httpMCP.close()
+	stdioMCP, stdioProc := dialMCPStdio(ctx, bin, dataDir, dataDir+".mcp-stdio.log", extra...)
+	defer stdioMCP.close()
+	surfaces := []surface{
+		restSurface(seq, getFQNs, patchFQNs, queries),
+		restCompareSurface(seq, getFQNs),
+		mcpSurface(httpMCP, getFQNs, queries),
+		mcpSurface(stdioMCP, getFQNs, queries),
+	}
+	for _, s := range surfaces {
 		for _, op := range s.ops {
 			logf("%s: %s %s", driver, s.name, op.name)
-			res.timings = append(res.timings, timeOp(ctx, s.name, op, c.samples))
+			t := timeOp(ctx, s.name, op, c.samples)
+			switch {
+			case t.na != "":
+				logf("%s: %s %s: n/a: %s", driver, s.name, op.name, t.na)
+			case t.err != "":
+				logf("%s: %s %s: FAILED: %s", driver, s.name, op.name, oneLine(t.err))
+			case t.problems != "":
+				logf("%s: %s %s: %s", driver, s.name, op.name, t.problems)
+			}
+			res.timings = append(res.timings, t)
 		}
 	}
+	// REST search (same query) is the REST search row: the same requests, timed just
+	// before the MCP ones.
+	if t := res.timing("REST", restSearchOp); t != nil {
+		same := *t
+		same.name, same.info, same.reused = restSearchSame, "", true
+		res.timings = append(res.timings, same)
+	}
+	res.mcpStdioRSS = stdioProc.peakRSS()
+	stdioMCP.close()
+	httpMCP.close()
 
 	if hwm, rss, err := srv.peakRSS(); err == nil {
 		res.peakRSS, res.endRSS = hwm, rss

@@ -6,8 +6,9 @@
 // For each store driver it builds the meridian binary once, starts `meridian serve` on a
 // free loopback port with a fresh data directory (and, for PostgreSQL, a throwaway
 // database), loads -n tables of 20 columns each through the REST API with -workers
-// concurrent clients, then times a list of named operations per surface (today: REST),
-// each -samples times, one request after another on one keep-alive connection. It then
+// concurrent clients, then times a list of named operations per surface (REST, then MCP
+// over streamable HTTP and over stdio, against the REST calls doing the same work), each
+// -samples times, one request after another on one connection. It then
 // stops the server, opens the same database directly with the driver and times the
 // floor: the same GET by name done as a raw Tx.GetByFQN plus a JSON decode. The report
 // (a markdown table) goes to -out and to stdout. See bench/README.md.

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// A surface is one way in to the catalog (REST today; MCP over stdio and over HTTP
-// later), with a list of named operations. Each operation is timed -samples times, one
+// A surface is one way in to the catalog (REST; MCP over stdio and over streamable
+// HTTP, mcp.go), with a list of named operations. Each operation is timed -samples times, one
 // call after another on one client, after a short untimed warm-up. The report has one
 // row per (surface, operation), in the order they are listed here, so adding a surface
 // is adding a function that returns one.
@@ -36,6 +36,9 @@ type operation struct {
 	// info, when set, describes what the timed calls returned (hit counts, say), for
 	// the report's notes.
 	info func() string
+	// problems, when set, describes calls that answered but failed (an MCP tool result
+	// with isError): the samples are kept, and the report flags the row.
+	problems func() string
 }
 
 // errNotAvailable marks an operation the server does not offer (yet).
@@ -49,6 +52,8 @@ type timing struct {
 	na            string // why the operation is not available
 	err           string // why the operation failed
 	info          string // what the calls returned
+	problems      string // calls that answered with an error (the row is flagged)
+	reused        bool   // a copy of another row's timing under a second name
 }
 
 // warmups is the number of untimed calls before the timed ones.
@@ -87,6 +92,9 @@ func timeOp(ctx context.Context, surf string, op operation, samples int) timing 
 	if op.info != nil {
 		t.info = op.info()
 	}
+	if op.problems != nil {
+		t.problems = op.problems()
+	}
 	return t
 }
 
@@ -100,9 +108,27 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return d[min(max(k, 0), len(d)-1)]
 }
 
+// searchQueries draws k search queries of one or two vocabulary words. Call number i
+// of every search operation (REST and MCP) sends queries[i], so all surfaces search for
+// the same words in the same order.
+func searchQueries(k int, seed uint64) []string {
+	words := slices.Concat(subjects, grains, layers)
+	qr := rand.New(rand.NewPCG(seed, 0x5ea7c4))
+	out := make([]string, k)
+	for i := range out {
+		q := words[qr.IntN(len(words))]
+		if qr.IntN(2) == 0 {
+			q += " " + words[qr.IntN(len(words))]
+		}
+		out[i] = q
+	}
+	return out
+}
+
 // restSurface is the REST API: the four operations of issue #3. getFQNs are the
-// tables read by GET by name (the floor reads the same ones), patchFQNs those patched.
-func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
+// tables read by GET by name (the floor reads the same ones), patchFQNs those patched,
+// queries the searches.
+func restSurface(c *client, getFQNs, patchFQNs, queries []string) surface {
 	timed := func(ctx context.Context, method, path, ctype string, body []byte) ([]byte, time.Duration, error) {
 		start := time.Now()
 		b, err := c.do(ctx, method, path, ctype, body)
@@ -112,8 +138,6 @@ func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
 	var after string // list cursor: walks every page, then starts over
 	var listTotal, listRows, listPages int
 	var searchHits, searchTotal, searchCalls, searchEmpty int
-	words := slices.Concat(subjects, grains, layers)
-	qr := rand.New(rand.NewPCG(seed, 0x5ea7c4))
 
 	return surface{name: "REST", ops: []operation{
 		{
@@ -174,11 +198,8 @@ func restSurface(c *client, getFQNs, patchFQNs []string, seed uint64) surface {
 				return err
 			},
 			run: func(ctx context.Context, i int) (time.Duration, error) {
-				q := words[qr.IntN(len(words))]
-				if qr.IntN(2) == 0 {
-					q += " " + words[qr.IntN(len(words))]
-				}
-				b, d, err := timed(ctx, http.MethodGet, "/api/v1/search/query?q="+url.QueryEscape(q)+"&index=table", "", nil)
+				q := queries[i%len(queries)]
+				b, d, err := timed(ctx, http.MethodGet, "/api/v1/search/query?q="+url.QueryEscape(q)+"&index=table&size=10", "", nil)
 				if err != nil {
 					return d, err
 				}

@@ -114,48 +114,94 @@ func (r *report) markdown() string {
 	}
 	b.WriteString("\n")
 
-	// Rows: every (surface, operation) in first-seen order, then the floor.
+	// Rows: every (surface, operation) in first-seen order, then the MCP/REST
+	// comparison groups, then the floor.
 	type key struct{ surface, name string }
+	compared := map[key]bool{}
+	for _, c := range comparisons {
+		compared[key{"REST", c.rest}] = true
+		for _, tr := range []string{mcpStdio, mcpHTTP} {
+			compared[key{"MCP", mcpOpName(c.tool, tr)}] = true
+		}
+	}
 	var rows []key
 	seen := map[key]bool{}
 	for _, d := range cols {
 		for _, t := range d.timings {
 			k := key{t.surface, t.name}
-			if !seen[k] {
+			if !seen[k] && !compared[k] {
 				seen[k] = true
 				rows = append(rows, k)
 			}
 		}
 	}
 	cell := func(d *driverResult, t timing, ok bool) string {
+		label := strings.TrimSpace(t.surface + " " + t.name)
 		switch {
 		case !ok:
 			return " – | – |"
 		case t.na != "":
-			note("%s, %s: n/a (%s)", driverTitle(d.driver), t.name, t.na)
+			note("%s, %s: n/a (%s)", driverTitle(d.driver), label, t.na)
 			return " n/a | n/a |"
 		case t.err != "":
-			note("%s, %s: error: %s", driverTitle(d.driver), t.name, oneLine(t.err))
+			note("%s, %s: error: %s", driverTitle(d.driver), label, oneLine(t.err))
 			return " error | error |"
 		}
 		if t.info != "" {
 			note("%s, %s %s: %s.", driverTitle(d.driver), t.surface, t.name, t.info)
 		}
-		return fmt.Sprintf(" %s | %s |", ms(t.p50), ms(t.p99))
+		flag := ""
+		if t.problems != "" {
+			note("**%s, %s %s: %s**", driverTitle(d.driver), t.surface, t.name, t.problems)
+			flag = " ⚠"
+		}
+		return fmt.Sprintf(" %s%s | %s |", ms(t.p50), flag, ms(t.p99))
 	}
-	for _, k := range rows {
+	row := func(k key) {
 		fmt.Fprintf(&b, "| %s %s |", k.surface, k.name)
 		for _, d := range cols {
-			var t timing
-			ok := false
-			for _, x := range d.timings {
-				if x.surface == k.surface && x.name == k.name {
-					t, ok = x, true
-				}
+			t := d.timing(k.surface, k.name)
+			if t == nil {
+				b.WriteString(cell(d, timing{}, false))
+				continue
 			}
-			b.WriteString(cell(d, t, ok))
+			b.WriteString(cell(d, *t, true))
 		}
 		b.WriteString("\n")
+	}
+	for _, k := range rows {
+		row(k)
+	}
+
+	// MCP against REST (issue #4): per tool, its rows over stdio and HTTP, the REST
+	// call doing the same work, then MCP p50 / REST p50 (and p99 / p99) per transport.
+	ran := false
+	for _, c := range comparisons {
+		for _, d := range cols {
+			for _, tr := range []string{mcpStdio, mcpHTTP} {
+				ran = ran || d.timing("MCP", mcpOpName(c.tool, tr)) != nil
+			}
+		}
+	}
+	for _, c := range comparisons {
+		if !ran {
+			break
+		}
+		row(key{"MCP", mcpOpName(c.tool, mcpStdio)})
+		row(key{"MCP", mcpOpName(c.tool, mcpHTTP)})
+		row(key{"REST", c.rest})
+		for _, tr := range []string{mcpStdio, mcpHTTP} {
+			fmt.Fprintf(&b, "| MCP/REST p50 (and p99), %s |", mcpOpName(c.tool, tr))
+			for _, d := range cols {
+				m, r := d.timing("MCP", mcpOpName(c.tool, tr)), d.timing("REST", c.rest)
+				if m == nil || r == nil || m.samples == 0 || r.samples == 0 || r.p50 == 0 || r.p99 == 0 {
+					b.WriteString(" – | – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2f× | %.2f× |", float64(m.p50)/float64(r.p50), float64(m.p99)/float64(r.p99))
+			}
+			b.WriteString("\n")
+		}
 	}
 
 	floorName := "floor: Tx.GetByFQN + JSON decode (same tables)"
@@ -189,6 +235,12 @@ func (r *report) markdown() string {
 	for _, d := range cols {
 		fmt.Fprintf(&b, " %s | |", fmtBytes(d.peakRSS))
 	}
+	if ran {
+		b.WriteString("\n| Peak RSS of meridian mcp, stdio rows (VmHWM) |")
+		for _, d := range cols {
+			fmt.Fprintf(&b, " %s | |", fmtBytes(d.mcpStdioRSS))
+		}
+	}
 	b.WriteString("\n| Database size at the end |")
 	for _, d := range cols {
 		fmt.Fprintf(&b, " %s | |", fmtBytes(d.dbSize))
@@ -202,6 +254,21 @@ func (r *report) markdown() string {
 	}
 	note("The floor runs with the server stopped, in-process, on the tables GET by name read; " +
 		"the ratio is what HTTP, auth, routing, `fields` and encoding add to one read.")
+	if ran {
+		note("%s", "MCP rows: the mcp-go client ("+mcpGoVersion+"), one call at a time: `meridian mcp --data-dir <the same data dir>` "+
+			"(plus `--database-url` for PostgreSQL) as admin over stdio, started after the REST rows while `meridian serve` "+
+			"keeps running (SQLite: both processes open the same file), and stateless streamable HTTP at `/mcp` of the "+
+			"server with the admin token. They use the REST rows' tables and queries, in the same order. search_metadata "+
+			"sends {query, entityType: table, size: 10}, as `GET /api/v1/search/query?q=…&index=table&size=10`; "+
+			"get_entity_details sends {entityType: table, fqn}, and reads every field of the table kind, as REST GET by "+
+			"name (same fields) does. An MCP sample also includes the client decoding the JSON-RPC answer into a "+
+			"CallToolResult (a REST sample ends when the body is read).")
+		note("REST search (same query) repeats the REST search row: the same requests in the same order, timed just " +
+			"before the MCP rows, so it is not timed twice.")
+		note("MCP/REST rows: MCP p50 / REST p50 in the p50 column and MCP p99 / REST p99 in the p99 column, against " +
+			"the REST row of the same group. Above 1× is what the MCP layer adds: JSON-RPC framing, the tool's argument " +
+			"handling, result shaping within the budget, and the answer twice (structuredContent and the same JSON as text).")
+	}
 	note("PATCH makes a new version each time (a version snapshot, a changeDescription and an outbox event " +
 		"commit in the same transaction); the list walks every page with the `after` cursor and starts over.")
 	for _, n := range notes {

@@ -55,12 +55,7 @@ func startServer(ctx context.Context, bin, dataDir string, extra ...string) (*se
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	// Drop any MERIDIAN_* setting of the caller's environment: the flags say it all.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MERIDIAN_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err
@@ -124,9 +119,24 @@ func (s *server) token() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// cleanEnv is the caller's environment without any MERIDIAN_* setting: the flags say
+// it all.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MERIDIAN_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // peakRSS returns VmHWM and VmRSS of the server process in bytes.
-func (s *server) peakRSS() (hwm, rss int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+func (s *server) peakRSS() (hwm, rss int64, err error) { return procRSS(s.cmd.Process.Pid) }
+
+// procRSS returns VmHWM and VmRSS of process pid in bytes.
+func procRSS(pid int) (hwm, rss int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -151,11 +161,14 @@ func (s *server) peakRSS() (hwm, rss int64, err error) {
 }
 
 // logTail returns the last lines of the server's log.
-func (s *server) logTail() string {
-	b, _ := os.ReadFile(s.logPath)
+func (s *server) logTail() string { return logTail(s.logPath, 15) }
+
+// logTail returns the last n lines of a log file.
+func logTail(path string, n int) string {
+	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

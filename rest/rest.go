@@ -79,6 +79,8 @@ func New(c Config) http.Handler {
 	s.userRoutes(mux)
 	s.eventRoutes(mux)
 	s.searchRoutes(mux)
+	s.lineageRoutes(mux)
+	s.qualityRoutes(mux)
 	for _, k := range s.ents.Registry().Kinds() {
 		s.kindRoutes(mux, k)
 	}

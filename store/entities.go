@@ -164,6 +164,9 @@ func (s *Entities) Get(ctx context.Context, p *meridian.Principal, kind string, 
 		if err != nil {
 			return err
 		}
+		if err := s.decorate(ctx, tx, k, e, fields); err != nil {
+			return err
+		}
 		if err := s.authorize(p, OpView, k, e, ownersOf(e)); err != nil {
 			return err
 		}
@@ -250,6 +253,9 @@ func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string,
 		for _, r := range rows {
 			e, err := s.full(ctx, tx, k, r, fields)
 			if err != nil {
+				return err
+			}
+			if err := s.decorate(ctx, tx, k, e, fields); err != nil {
 				return err
 			}
 			page.Data = append(page.Data, s.shape(p, k, e, fields))
@@ -385,6 +391,9 @@ func (s *Entities) checkDelete(ctx context.Context, tx Tx, p *meridian.Principal
 		op = OpHardDelete
 	}
 	if err := s.authorize(p, op, k, old, ownersOf(old)); err != nil {
+		return Row{}, nil, false, err
+	}
+	if err := checkDeletable(k, old); err != nil {
 		return Row{}, nil, false, err
 	}
 	if !o.Recursive {

@@ -104,6 +104,12 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, erro
 	} else if n > 0 {
 		slog.Info("rebuilt the search index", "entities", n)
 	}
+	// OpenMetadata's built-in test definitions; an unchanged one is left alone.
+	if n, err := ents.SeedTestDefinitions(ctx); err != nil {
+		return fail(err)
+	} else if n > 0 {
+		slog.Info("seeded the built-in test definitions", "definitions", n)
+	}
 	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
 }
 

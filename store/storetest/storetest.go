@@ -49,6 +49,12 @@ func Run(t *testing.T, open Open) {
 		{"SearchSeesAWriteAsSoonAsItReturns", testSearchAfterWrite},
 		{"SearchPagesWithFromAndSize", testSearchPaging},
 		{"OnlyPrivilegedCallersChangePrivilegedFields", testPrivilegedFields},
+		{"LineageEdgesAddUpdateWalkAndDelete", testLineage},
+		{"LineageWalkSurvivesCyclesAndListsNodesOnce", testLineageCycleAndWidth},
+		{"LineageNeedsEditOnBothEnds", testLineageNeedsEditOnBothEnds},
+		{"TimeSeriesPointsUpsertListAndGoWithTheEntity", testTimeSeries},
+		{"SeedingTestDefinitionsTwiceIsANoOp", testSeedTestDefinitions},
+		{"TestCaseResultsAreTimeSeriesShownWhenAsked", testTestCaseResults},
 		{"SearchIndexIsRebuiltWhenOutOfDate", testReindex},
 	}
 	for _, tc := range tests {

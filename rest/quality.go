@@ -1,0 +1,97 @@
+package rest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// qualityRoutes serves test case results, kept as a time series: PUT
+// /v1/dataQuality/testCases/{fqn}/testCaseResult (Meridian's and OpenMetadata 1.x's
+// path) and POST /v1/dataQuality/testCases/testCaseResults/{fqn} (OpenMetadata's
+// current path) add one and answer it; GET on either path lists them, newest first,
+// with startTs and endTs (epoch ms) bounding the timestamps. Test definitions and test
+// cases themselves are served by the generic kind routes.
+func (s *server) qualityRoutes(r chi.Router) {
+	p := "/api/v1/dataQuality/testCases"
+	// {id} holds the test case FQN here; chi needs the one parameter name at this level.
+	r.Put(p+"/{id}/testCaseResult", s.h(s.addTestCaseResult("id")))
+	r.Get(p+"/{id}/testCaseResult", s.h(s.listTestCaseResults("id")))
+	r.Post(p+"/testCaseResults/{fqn}", s.h(s.addTestCaseResult("fqn")))
+	r.Put(p+"/testCaseResults/{fqn}", s.h(s.addTestCaseResult("fqn")))
+	r.Get(p+"/testCaseResults/{fqn}", s.h(s.listTestCaseResults("fqn")))
+}
+
+func testCaseFQN(r *http.Request, param string) (string, error) {
+	v, err := pathParam(r, param)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(v) == "" {
+		return "", invalid("Invalid fully qualified name: empty")
+	}
+	return v, nil
+}
+
+func (s *server) addTestCaseResult(param string) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		fqn, err := testCaseFQN(r, param)
+		if err != nil {
+			return err
+		}
+		body, err := readObject(r)
+		if err != nil {
+			return err
+		}
+		res, err := s.ents.AddTestCaseResult(r.Context(), principal(r), fqn, body)
+		if err != nil {
+			return err
+		}
+		w.Header().Set(ChangeHeader, meridian.EventEntityUpdated)
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+}
+
+// tsParam parses startTs or endTs: epoch milliseconds, 0 when absent.
+func tsParam(r *http.Request, name string) (int64, error) {
+	v := strings.TrimSpace(r.URL.Query().Get(name))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, invalid("Timestamp %s is not valid, it should be in milliseconds since epoch", v)
+	}
+	return n, nil
+}
+
+func (s *server) listTestCaseResults(param string) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		fqn, err := testCaseFQN(r, param)
+		if err != nil {
+			return err
+		}
+		start, err := tsParam(r, "startTs")
+		if err != nil {
+			return err
+		}
+		end, err := tsParam(r, "endTs")
+		if err != nil {
+			return err
+		}
+		list, err := s.ents.ListTestCaseResults(r.Context(), principal(r), fqn, start, end)
+		if err != nil {
+			return err
+		}
+		if list == nil {
+			list = []meridian.Entity{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": list, "paging": paging{Total: len(list)}})
+		return nil
+	}
+}
