@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
@@ -104,7 +108,17 @@ type mcpConn struct {
 	once    sync.Once
 	c       *mcpclient.Client
 	err     error
-	version string // negotiated protocol version
+	version string       // negotiated protocol version
+	dials   atomic.Int64 // TCP connections opened (HTTP)
+}
+
+// about describes the connection for the notes.
+func (m *mcpConn) about() string {
+	s := "protocol " + m.version
+	if m.transport == mcpHTTP {
+		s += fmt.Sprintf(", %d TCP connection(s) so far", m.dials.Load())
+	}
+	return s
 }
 
 func (m *mcpConn) get(ctx context.Context) (*mcpclient.Client, error) {
@@ -170,11 +184,17 @@ func (m *mcpConn) close() {
 // dialMCPHTTP connects to <base>/mcp (stateless streamable HTTP) with the admin token,
 // over one keep-alive connection.
 func dialMCPHTTP(base, token string) *mcpConn {
-	return &mcpConn{transport: mcpHTTP, dial: func(ctx context.Context) (*mcpclient.Client, error) {
-		hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
+	m := &mcpConn{transport: mcpHTTP}
+	m.dial = func(ctx context.Context) (*mcpclient.Client, error) {
+		var d net.Dialer
+		hc := &http.Client{Timeout: 2 * time.Minute, Transport: readWhole{&http.Transport{
 			MaxIdleConns: 1, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1,
 			IdleConnTimeout: time.Minute, DisableCompression: true,
-		}}
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				m.dials.Add(1)
+				return d.DialContext(ctx, network, addr)
+			},
+		}}}
 		c, err := mcpclient.NewStreamableHttpClient(base+"/mcp",
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
@@ -185,7 +205,29 @@ func dialMCPHTTP(base, token string) *mcpConn {
 			return nil, err
 		}
 		return c, nil
-	}}
+	}
+	return m
+}
+
+// readWhole reads a JSON answer to its end before handing it over. mcp-go decodes one
+// JSON value and closes the body, often before reading its end (the encoder's trailing
+// newline), and net/http then closes the connection instead of reusing it: about one
+// call in four would pay for a new TCP connection, which the REST rows, on one
+// keep-alive connection, do not. Reading the body is part of the sample either way.
+type readWhole struct{ rt http.RoundTripper }
+
+func (t readWhole) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(r)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return resp, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, nil
 }
 
 // stdioServer is the `meridian mcp` process of the stdio rows: its pid (for peak RSS)
@@ -296,8 +338,8 @@ func mcpSurface(m *mcpConn, getFQNs, queries []string) surface {
 			},
 			info: func() string {
 				ok := float64(max(search.ok, 1))
-				return fmt.Sprintf("protocol %s; %.0f matches per query on average, %.1f hits returned per page; %.1f KB of text content per result",
-					m.version, float64(found)/ok, float64(returned)/ok, search.kb())
+				return fmt.Sprintf("%s; %.0f matches per query on average, %.1f hits returned per page; %.1f KB of text content per result",
+					m.about(), float64(found)/ok, float64(returned)/ok, search.kb())
 			},
 			problems: search.problems,
 		},
@@ -316,8 +358,8 @@ func mcpSurface(m *mcpConn, getFQNs, queries []string) surface {
 				return d, nil
 			},
 			info: func() string {
-				return fmt.Sprintf("%.1f columns per result, %.1f KB of text content per result",
-					float64(columns)/float64(max(details.ok, 1)), details.kb())
+				return fmt.Sprintf("%s; %.1f columns per result, %.1f KB of text content per result",
+					m.about(), float64(columns)/float64(max(details.ok, 1)), details.kb())
 			},
 			problems: details.problems,
 		},

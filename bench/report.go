@@ -267,7 +267,9 @@ func (r *report) markdown() string {
 			"before the MCP rows, so it is not timed twice.")
 		note("MCP/REST rows: MCP p50 / REST p50 in the p50 column and MCP p99 / REST p99 in the p99 column, against " +
 			"the REST row of the same group. Above 1× is what the MCP layer adds: JSON-RPC framing, the tool's argument " +
-			"handling, result shaping within the budget, and the answer twice (structuredContent and the same JSON as text).")
+			"handling, result shaping within the budget, and the answer twice (structuredContent and the same JSON as text). " +
+			"The rows are timed one after another, so a change of load in between (see the load average above) moves " +
+			"the ratios, p99 most: read the p50 ratios.")
 	}
 	note("PATCH makes a new version each time (a version snapshot, a changeDescription and an outbox event " +
 		"commit in the same transaction); the list walks every page with the `after` cursor and starts over.")

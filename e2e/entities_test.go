@@ -315,7 +315,8 @@ func TestTestCasesLinkToTablesAndColumns(t *testing.T) {
 
 	def := c.must(201, "POST", "/api/v1/dataQuality/testDefinitions", map[string]any{
 		"name": "rowCountAtLeast", "description": "Row count is at least minValue",
-		"testPlatforms": []any{"OpenMetadata"}, "entityType": "TABLE"})
+		"testPlatforms": []any{"OpenMetadata"}, "entityType": "TABLE",
+		"parameterDefinition": []any{map[string]any{"name": "minValue", "dataType": "INT", "required": true}}})
 	c.must(201, "POST", "/api/v1/dataQuality/testDefinitions", map[string]any{
 		"name": "columnNotNull", "description": "No nulls", "testPlatforms": []any{"OpenMetadata"}, "entityType": "COLUMN"})
 	suite := c.must(201, "POST", "/api/v1/dataQuality/testSuites", map[string]any{"name": "orders_suite"})
@@ -344,9 +345,9 @@ func TestTestCasesLinkToTablesAndColumns(t *testing.T) {
 		t.Errorf("column test case FQN = %v", col["fullyQualifiedName"])
 	}
 
-	// A result is recorded with a patch for now.
-	c.must(200, "PATCH", "/api/v1/dataQuality/testCases/"+id, ops(patchOp("add", "/testCaseResult",
-		map[string]any{"timestamp": time.Now().UnixMilli(), "testCaseStatus": "Success"})))
+	// A result is recorded through the results endpoint; it makes no new version.
+	c.must(200, "PUT", "/api/v1/dataQuality/testCases/"+esc("svc.db.sch.orders.orders_not_empty")+"/testCaseResult",
+		map[string]any{"timestamp": time.Now().UnixMilli(), "testCaseStatus": "Success", "result": "rows: 10"})
 
 	t.Run("without fields, testCaseResult and owners are absent", func(t *testing.T) {
 		e := c.must(200, "GET", "/api/v1/dataQuality/testCases/"+id, nil)

@@ -226,23 +226,6 @@ type catalogFixture struct {
 	failingTest               string // test case FQN on stg_orders
 }
 
-// ensureTestDefinition makes sure the test definition name exists (the server seeds
-// the standard ones; this creates it when it does not).
-func ensureTestDefinition(t *testing.T, c *client, name, entityType, description string, params []any) {
-	t.Helper()
-	r := c.do("GET", "/api/v1/dataQuality/testDefinitions/name/"+esc(name), nil, nil)
-	if r.status == http.StatusOK {
-		return
-	}
-	if r.status != http.StatusNotFound {
-		t.Fatalf("%s: want 200 or 404", r)
-	}
-	c.must(http.StatusCreated, "POST", "/api/v1/dataQuality/testDefinitions", map[string]any{
-		"name": name, "description": description, "entityType": entityType,
-		"testPlatforms": []any{"OpenMetadata"}, "parameterDefinition": params,
-	})
-}
-
 func seedCatalog(t *testing.T, s *server) *catalogFixture {
 	t.Helper()
 	c := s.admin
@@ -295,9 +278,10 @@ func seedCatalog(t *testing.T, s *server) *catalogFixture {
 	edge(f.raw, f.stg)
 	edge(f.stg, f.mart)
 
-	ensureTestDefinition(t, c, "tableRowCountToBeBetween", "TABLE", "The table's row count is between minValue and maxValue.",
-		[]any{map[string]any{"name": "minValue", "dataType": "INT"}, map[string]any{"name": "maxValue", "dataType": "INT"}})
-	ensureTestDefinition(t, c, "columnValuesToBeNotNull", "COLUMN", "The column has no null values.", []any{})
+	// The standard test definitions are seeded by the server.
+	for _, def := range []string{"tableRowCountToBeBetween", "columnValuesToBeNotNull"} {
+		c.must(http.StatusOK, "GET", "/api/v1/dataQuality/testDefinitions/name/"+def, nil)
+	}
 	tc := c.must(http.StatusCreated, "POST", "/api/v1/dataQuality/testCases", map[string]any{
 		"name": "stg_orders_row_count", "entityLink": "<#E::table::" + f.stg + ">",
 		"testDefinition": "tableRowCountToBeBetween", "description": "stg_orders holds between 1000 and 1000000 rows.",
@@ -319,6 +303,7 @@ func catalogScript(f *catalogFixture) []call {
 	return []call{
 		{"search_metadata", map[string]any{"query": "revenue", "entityType": "table"}},
 		{"get_entity_details", map[string]any{"entityType": "table", "fqn": f.mart}},
+		{"get_entity_details", map[string]any{"entityType": "table", "fqn": f.stg, "include": []any{"lineage", "quality"}}},
 		{"get_entity_lineage", map[string]any{"entityType": "table", "fqn": f.mart, "upstreamDepth": 3, "downstreamDepth": 1}},
 		{"root_cause_analysis", map[string]any{"entityType": "table", "fqn": f.mart}},
 		{"get_test_definitions", map[string]any{"entityType": "COLUMN", "limit": 50}},
@@ -343,10 +328,10 @@ func catalogScript(f *catalogFixture) []call {
 }
 
 // checkCatalogRun asserts on the answers of catalogScript and on what the writes left in
-// the catalog, read back over REST.
-func checkCatalogRun(t *testing.T, s *server, f *catalogFixture, run *clientRun) {
+// the catalog, read back over REST. caller is the user the tools ran as.
+func checkCatalogRun(t *testing.T, s *server, f *catalogFixture, run *clientRun, caller string) {
 	t.Helper()
-	if run.ProtocolVersion == "" || run.ServerInfo["name"] != "meridian" {
+	if run.ProtocolVersion != "2025-11-25" || run.ServerInfo["name"] != "meridian" {
 		t.Errorf("initialize: protocolVersion %q serverInfo %v", run.ProtocolVersion, run.ServerInfo)
 	}
 	checkToolList(t, run.Tools)
@@ -390,36 +375,88 @@ func checkCatalogRun(t *testing.T, s *server, f *catalogFixture, run *clientRun)
 			t.Errorf("details: fqn %v columns %v", r["fullyQualifiedName"], names)
 		}
 	})
-	t.Run("get_entity_lineage has the upstream nodes", func(t *testing.T) {
-		r := res["get_entity_lineage"]
-		for _, up := range []string{f.raw, f.stg} {
-			if !strings.Contains(r.content(), `"`+up+`"`) {
-				t.Errorf("lineage of %s does not mention upstream %s: %s", f.mart, up, r)
+	t.Run("get_entity_details includes lineage and quality", func(t *testing.T) {
+		r := run.Results[2]
+		sc := r.StructuredContent
+		if object(sc["lineage"]) == nil || object(sc["quality"]) == nil || sc["lineageError"] != nil || sc["qualityError"] != nil {
+			t.Errorf("details of %s with include lineage, quality: %s", f.stg, r)
+		}
+		for _, want := range []string{f.raw, f.mart, f.failingTest} {
+			if !strings.Contains(r.content(), `"`+want+`"`) {
+				t.Errorf("details of %s with include lineage, quality do not mention %s: %s", f.stg, want, r)
 			}
 		}
+	})
+	t.Run("get_entity_lineage has the upstream nodes", func(t *testing.T) {
+		r := res["get_entity_lineage"]
+		up := map[string]float64{}
+		for _, n := range list(r.StructuredContent["nodes"]) {
+			if n := object(n); n["direction"] == "upstream" {
+				up[str(n["fqn"])] = num(n["depth"])
+			}
+		}
+		if up[f.stg] != 1 || up[f.raw] != 2 || len(up) != 2 {
+			t.Errorf("upstream nodes of %s (fqn: depth) = %v, want %s at 1 and %s at 2: %s", f.mart, up, f.stg, f.raw, r)
+		}
+		if edges := list(r.StructuredContent["upstreamEdges"]); len(edges) != 2 {
+			t.Errorf("upstreamEdges = %v, want 2 edges", edges)
+		}
+	})
+	t.Run("create_lineage adds the edge that get_entity_lineage then shows", func(t *testing.T) {
+		created := res["create_lineage"].StructuredContent
+		if created["fromEntity"] != f.mart || created["toEntity"] != f.report {
+			t.Errorf("create_lineage = %v", created)
+		}
 		last := run.Results[len(run.Results)-1]
-		if !strings.Contains(last.content(), `"`+f.report+`"`) {
-			t.Errorf("lineage after create_lineage does not mention downstream %s: %s", f.report, last)
+		var down []string
+		for _, e := range list(last.StructuredContent["downstreamEdges"]) {
+			down = append(down, str(object(e)["fromEntity"])+" -> "+str(object(e)["toEntity"]))
+		}
+		if want := f.mart + " -> " + f.report; !slices.Contains(down, want) {
+			t.Errorf("downstream edges after create_lineage = %v, want %s", down, want)
 		}
 	})
 	t.Run("root_cause_analysis finds the failing upstream test", func(t *testing.T) {
 		r := res["root_cause_analysis"]
 		sc := r.StructuredContent
-		if sc["status"] != "failed" || num(sc["failingUpstreamNodesCount"]) < 1 {
-			t.Errorf("RCA status %v failingUpstreamNodesCount %v, want failed and >= 1: %s", sc["status"], sc["failingUpstreamNodesCount"], r)
+		if sc["status"] != "failed" || num(sc["failingUpstreamNodesCount"]) < 1 || sc["rootHasFailingTests"] != false {
+			t.Errorf("RCA status %v failingUpstreamNodesCount %v rootHasFailingTests %v, want failed, >= 1, false: %s",
+				sc["status"], sc["failingUpstreamNodesCount"], sc["rootHasFailingTests"], r)
 		}
-		if !strings.Contains(r.content(), f.stg) {
-			t.Errorf("RCA does not name the failing upstream table %s: %s", f.stg, r)
+		var failing []string
+		for _, n := range list(sc["failingUpstreamNodes"]) {
+			for _, tc := range list(object(n)["failingTests"]) {
+				failing = append(failing, str(object(n)["fqn"])+": "+str(object(tc)["fqn"])+" "+str(object(tc)["testCaseStatus"]))
+			}
+		}
+		if want := f.stg + ": " + f.failingTest + " Failed"; !slices.Contains(failing, want) {
+			t.Errorf("RCA failing upstream tests = %v, want %s", failing, want)
 		}
 	})
 	t.Run("get_test_definitions lists column tests", func(t *testing.T) {
-		if r := res["get_test_definitions"]; !strings.Contains(r.content(), `"columnValuesToBeNotNull"`) {
-			t.Errorf("COLUMN test definitions lack columnValuesToBeNotNull: %s", r)
+		r := res["get_test_definitions"]
+		var names []string
+		for _, d := range list(r.StructuredContent["data"]) {
+			d := object(d)
+			names = append(names, str(d["name"]))
+			if d["entityType"] != "COLUMN" {
+				t.Errorf("entityType COLUMN listed %s of entityType %v", d["name"], d["entityType"])
+			}
+		}
+		if !slices.Contains(names, "columnValuesToBeNotNull") {
+			t.Errorf("COLUMN test definitions %v lack columnValuesToBeNotNull", names)
 		}
 	})
 
 	t.Run("the created entities exist over REST", func(t *testing.T) {
 		c := s.client(t, s.adminToken)
+		for _, tool := range issueTools {
+			if strings.HasPrefix(tool, "create_") && tool != "create_lineage" {
+				if ct := res[tool].StructuredContent["changeType"]; ct != "entityCreated" {
+					t.Errorf("%s changeType = %v, want entityCreated", tool, ct)
+				}
+			}
+		}
 		for tool, path := range map[string]string{
 			"create_classification": "/api/v1/classifications/name/",
 			"create_tag":            "/api/v1/tags/name/",
@@ -469,8 +506,8 @@ func checkCatalogRun(t *testing.T, s *server, f *catalogFixture, run *clientRun)
 			t.Errorf("after patch_entity, %s description = %v", f.stg, stg["description"])
 		}
 		mart := c.must(http.StatusOK, "GET", "/api/v1/tables/name/"+esc(f.mart)+"?fields=tags", nil)
-		if mart["description"] != "Revenue per day, in dollars, for finance dashboards." {
-			t.Errorf("after update_entity, %s description = %v", f.mart, mart["description"])
+		if mart["description"] != "Revenue per day, in dollars, for finance dashboards." || mart["updatedBy"] != caller {
+			t.Errorf("after update_entity by %s, %s description = %v updatedBy %v", caller, f.mart, mart["description"], mart["updatedBy"])
 		}
 		var tags []string
 		for _, tg := range list(mart["tags"]) {
@@ -493,7 +530,7 @@ func TestTypeScriptSDKOverStdio(t *testing.T) {
 	// `meridian mcp` opens the same store as the running server (SQLite in WAL mode, or
 	// the same PostgreSQL database) and serves as the admin user.
 	run := m.runTSClient(t, stdioTarget(s), catalogScript(f))
-	checkCatalogRun(t, s, f, run)
+	checkCatalogRun(t, s, f, run, "admin")
 }
 
 func TestTypeScriptSDKOverHTTP(t *testing.T) {
@@ -501,8 +538,10 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 	m := requireMCPClients(t)
 	s := startServer(t)
 	f := seedCatalog(t, s)
-	run := m.runTSClient(t, httpTarget(s, "/mcp", s.adminToken), catalogScript(f))
-	checkCatalogRun(t, s, f, run)
+	// A data steward's token, issued as a user would issue it: the tools run as steward.
+	token := s.cliToken(t, "steward", "DataSteward", "1h")
+	run := m.runTSClient(t, httpTarget(s, "/mcp", token), catalogScript(f))
+	checkCatalogRun(t, s, f, run, "steward")
 }
 
 // TestTypeScriptSDKBadInput drives mistakes through the real client: missing required

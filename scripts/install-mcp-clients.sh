@@ -18,9 +18,9 @@ LOCK="$DIR/package-lock.json"
 STAMP="$DIR/node_modules/.meridian-install-stamp"
 
 command -v node >/dev/null 2>&1 ||
-  die "node not found on PATH: install Node.js 20 or newer (Debian: apt-get install nodejs npm) and run again"
+  die "node not found on PATH: install Node.js 20 or newer with npm (Debian bookworm's nodejs package is 18, too old) and run again"
 command -v npm >/dev/null 2>&1 ||
-  die "npm not found on PATH: install npm (Debian: apt-get install npm) and run again"
+  die "npm not found on PATH: install npm (it comes with Node.js) and run again"
 major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge 20 ] || die "node $(node --version) is too old: the MCP clients need Node.js 20 or newer"
 [ -f "$LOCK" ] || die "$LOCK is missing: the clients are installed only from the committed lock file"

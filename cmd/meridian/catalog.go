@@ -41,7 +41,7 @@ type catalog struct {
 // openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
 // its migrations applied, the secret sealer key, the JWT signing key and the engine.
 func openCatalog(ctx context.Context, dir string) (*catalog, error) {
-	return openCatalogDB(ctx, dir, "")
+	return openCatalogDB(ctx, dir, "", nil)
 }
 
 // databaseURL adds the --database-url flag (MERIDIAN_DATABASE_URL) to a command.
@@ -53,7 +53,10 @@ func databaseURL(fs *flagSet) *string {
 // openCatalogDB is openCatalog on the PostgreSQL database at databaseURL, when it is
 // not empty, instead of <dir>/catalog.db. The data directory still holds the secret
 // key and the admin token.
-func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, error) {
+func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logger) (*catalog, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if strings.TrimSpace(dir) == "" {
 		return nil, errors.New("the data directory must not be empty")
 	}
@@ -90,7 +93,7 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, erro
 	}
 	// The outbox dispatcher: later capabilities (vectors, graph, activity, webhooks)
 	// register their consumers here.
-	outbox := store.NewDispatcher(db, slog.Default())
+	outbox := store.NewDispatcher(db, log)
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
@@ -102,13 +105,13 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string) (*catalog, erro
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return fail(fmt.Errorf("build the search index: %w", err))
 	} else if n > 0 {
-		slog.Info("rebuilt the search index", "entities", n)
+		log.Info("rebuilt the search index", "entities", n)
 	}
 	// OpenMetadata's built-in test definitions; an unchanged one is left alone.
 	if n, err := ents.SeedTestDefinitions(ctx); err != nil {
 		return fail(err)
 	} else if n > 0 {
-		slog.Info("seeded the built-in test definitions", "definitions", n)
+		log.Info("seeded the built-in test definitions", "definitions", n)
 	}
 	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
 }

@@ -44,7 +44,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL, log)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errUsage
 	}
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL, nil)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cat, err := openCatalogDB(ctx, *dir, *dbURL)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}

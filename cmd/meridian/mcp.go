@@ -115,7 +115,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL)
+	cat, err := openCatalogDB(ctx, *dir, *dbURL, log)
 	if err != nil {
 		return err
 	}
