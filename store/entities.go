@@ -279,19 +279,12 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
-		row, err := getRow(ctx, tx, k, key, IncludeNonDeleted)
-		if err != nil {
-			return err
-		}
-		old, err := s.full(ctx, tx, k, row, nil)
+		row, old, err := s.loadFor(ctx, tx, p, OpEdit, k, key, IncludeNonDeleted)
 		if err != nil {
 			return err
 		}
 		if ifMatch != "" && !etagMatches(ifMatch, old) {
 			return meridian.Errorf(meridian.EPreconditionFailed, "The entity has been modified by another user. Please refresh and retry.")
-		}
-		if err := s.authorize(p, OpEdit, k, old, ownersOf(old)); err != nil {
-			return err
 		}
 		patched, err := ApplyPatch(old, ops)
 		if err != nil {
@@ -378,19 +371,12 @@ func (s *Entities) checkDelete(ctx context.Context, tx Tx, p *meridian.Principal
 	if hard {
 		include = IncludeAll
 	}
-	row, err := getRow(ctx, tx, k, key, include)
-	if err != nil {
-		return Row{}, nil, false, err
-	}
-	old, err := s.full(ctx, tx, k, row, nil)
-	if err != nil {
-		return Row{}, nil, false, err
-	}
 	op := OpDelete
 	if hard {
 		op = OpHardDelete
 	}
-	if err := s.authorize(p, op, k, old, ownersOf(old)); err != nil {
+	row, old, err := s.loadFor(ctx, tx, p, op, k, key, include)
+	if err != nil {
 		return Row{}, nil, false, err
 	}
 	if err := checkDeletable(k, old); err != nil {
@@ -451,15 +437,8 @@ func (s *Entities) Restore(ctx context.Context, p *meridian.Principal, kind, id 
 	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
-		row, err := getRow(ctx, tx, k, ByID(id), IncludeAll)
+		row, old, err := s.loadFor(ctx, tx, p, OpDelete, k, ByID(id), IncludeAll)
 		if err != nil {
-			return err
-		}
-		old, err := s.full(ctx, tx, k, row, nil)
-		if err != nil {
-			return err
-		}
-		if err := s.authorize(p, OpDelete, k, old, ownersOf(old)); err != nil {
 			return err
 		}
 		if !row.Deleted {
@@ -641,6 +620,23 @@ func (s *Entities) follow(ctx context.Context, p *meridian.Principal, kind, id, 
 		return nil
 	})
 	return res, err
+}
+
+// loadFor reads an entity's row and full document and checks that the caller may
+// perform op on it.
+func (s *Entities) loadFor(ctx context.Context, tx Tx, p *meridian.Principal, op Operation, k *meridian.Kind, key Key, include Include) (Row, meridian.Entity, error) {
+	row, err := getRow(ctx, tx, k, key, include)
+	if err != nil {
+		return Row{}, nil, err
+	}
+	e, err := s.full(ctx, tx, k, row, nil)
+	if err != nil {
+		return Row{}, nil, err
+	}
+	if err := s.authorize(p, op, k, e, ownersOf(e)); err != nil {
+		return Row{}, nil, err
+	}
+	return row, e, nil
 }
 
 // ETag returns the ETag of an entity document, for the ETag and If-Match headers.
