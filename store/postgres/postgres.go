@@ -21,10 +21,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +30,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/migration"
 )
 
 // Pool bounds, used unless the URL sets pool_min_conns or pool_max_conns.
@@ -216,40 +213,10 @@ func lockedTx(ctx context.Context, conn *pgx.Conn, fn func(t pgx.Tx) error) erro
 	return nil
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order. A file is named
 // NNNN_description.sql.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("postgres: migration %s: name must start with a positive number and '_'", base)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("postgres: migrations %s and %s share version %d", other, base, v)
-		}
-		seen[v] = base
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
+func migrations() ([]migration.File, error) {
+	return migration.Load(migrationFiles, "migrations", "postgres")
 }
 
 // migrate applies every embedded migration the database lacks, each in its own
@@ -259,10 +226,7 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return err
 	}
-	latest := 0
-	if len(ms) > 0 {
-		latest = ms[len(ms)-1].version
-	}
+	latest := migration.Latest(ms)
 	err = lockedTx(ctx, conn, func(t pgx.Tx) error {
 		if _, err := t.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER NOT NULL PRIMARY KEY,
@@ -274,10 +238,7 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return err
 		}
-		if current > latest {
-			return fmt.Errorf("postgres: database schema version %d is newer than this binary supports (%d)", current, latest)
-		}
-		return nil
+		return migration.CheckCurrent("postgres", current, latest)
 	})
 	if err != nil {
 		return err
@@ -286,22 +247,22 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 		err := lockedTx(ctx, conn, func(t pgx.Tx) error {
 			var applied bool
 			if err := t.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
-				m.version).Scan(&applied); err != nil {
+				m.Version).Scan(&applied); err != nil {
 				return err
 			}
 			if applied {
 				return nil
 			}
 			// Simple protocol: a migration file holds several statements.
-			if _, err := t.Conn().PgConn().Exec(ctx, m.sql).ReadAll(); err != nil {
+			if _, err := t.Conn().PgConn().Exec(ctx, m.SQL).ReadAll(); err != nil {
 				return err
 			}
 			_, err := t.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
-				m.version, time.Now().UnixMilli())
+				m.Version, time.Now().UnixMilli())
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+			return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -18,11 +18,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +28,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/migration"
 )
 
 // readers is the size of the read-only connection pool.
@@ -186,40 +185,10 @@ func schemaVersion(ctx context.Context, q querier) (int, error) {
 	return v, nil
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order. A file is named
 // NNNN_description.sql.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, name := range names {
-		base := filepath.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("sqlite: migration %s: name must start with a positive number and '_'", base)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("sqlite: migrations %s and %s share version %d", other, base, v)
-		}
-		seen[v] = base
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
+func migrations() ([]migration.File, error) {
+	return migration.Load(migrationFiles, "migrations", "sqlite")
 }
 
 // migrate applies every embedded migration the database lacks, each in its own
@@ -230,10 +199,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	latest := 0
-	if len(ms) > 0 {
-		latest = ms[len(ms)-1].version
-	}
+	latest := migration.Latest(ms)
 	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER NOT NULL PRIMARY KEY,
     applied_at INTEGER NOT NULL
@@ -244,8 +210,8 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	if current > latest {
-		return fmt.Errorf("sqlite: database schema version %d is newer than this binary supports (%d)", current, latest)
+	if err := migration.CheckCurrent("sqlite", current, latest); err != nil {
+		return err
 	}
 	for _, m := range ms {
 		if err := apply(ctx, w, m); err != nil {
@@ -255,28 +221,28 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	return nil
 }
 
-func apply(ctx context.Context, w *sql.DB, m migration) error {
+func apply(ctx context.Context, w *sql.DB, m migration.File) error {
 	t, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 	}
 	defer t.Rollback()
 	var n int
-	if err := t.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	if err := t.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.Version).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 	}
 	if n > 0 {
 		return nil
 	}
-	if _, err := t.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	if _, err := t.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 	}
 	if _, err := t.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-		m.version, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		m.Version, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 	}
 	if err := t.Commit(); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 	}
 	return nil
 }

@@ -11,12 +11,33 @@ import (
 )
 
 func TestSQLite(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Driver {
-		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"))
-		if err != nil {
-			t.Fatalf("open sqlite: %v", err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
+	storetest.Run(t, openSQLite)
+}
+
+// TestSQLiteDriver runs the driver contract on SQLite, which returns documents byte
+// for byte.
+func TestSQLiteDriver(t *testing.T) {
+	storetest.RunDriver(t, openSQLite, storetest.DriverOptions{
+		Reopen: func(t *testing.T) func() store.Driver {
+			path := filepath.Join(t.TempDir(), "catalog.db")
+			return func() store.Driver { return openSQLiteAt(t, path) }
+		},
 	})
+}
+
+// openSQLite opens a fresh catalog file in a test directory.
+func openSQLite(t *testing.T) store.Driver {
+	return openSQLiteAt(t, filepath.Join(t.TempDir(), "catalog.db"))
+}
+
+// openSQLiteAt opens the catalog file at path; it closes when the test ends, if not
+// before.
+func openSQLiteAt(t *testing.T, path string) store.Driver {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
