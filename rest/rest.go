@@ -51,6 +51,7 @@ type server struct {
 	serverVersion string
 	ready         func(context.Context) error
 	dispatcher    *store.Dispatcher
+	metrics       *metrics
 	mux           *chi.Mux
 }
 
@@ -61,6 +62,7 @@ func New(c Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	s.metrics = newMetrics(c.Dispatcher)
 	mux := chi.NewRouter()
 	s.mux = mux
 	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody)
@@ -73,6 +75,7 @@ func New(c Config) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.Get("/readyz", s.readyz)
+	mux.Handle("/metrics", s.metrics.handler())
 
 	// Special families first: static segments win over {id} in chi's tree anyway, but
 	// keeping them together makes the table of routes easy to read.
@@ -197,6 +200,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		s.metrics.observe(r, status, time.Since(start))
 		attrs := []slog.Attr{
 			slog.String("requestId", requestID(r.Context())),
 			slog.String("method", r.Method),
@@ -209,7 +213,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 			attrs = append(attrs, slog.String("user", *user))
 		}
 		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)

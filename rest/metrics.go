@@ -1,0 +1,84 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// metrics are the side-car's Prometheus collectors, served at /metrics without
+// authentication (they hold no catalog data): requests by method, route pattern and
+// status, their latency, the outbox consumers' positions and backlog, and the Go
+// runtime and process collectors.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(d *store.Dispatcher) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "meridian_http_requests_total", Help: "HTTP requests by method, route pattern and status code.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "meridian_http_request_duration_seconds", Help: "HTTP request latency by method and route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"method", "route"}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if d != nil {
+		m.registry.MustRegister(outboxCollector{d})
+	}
+	return m
+}
+
+// observe records one finished request.
+func (m *metrics) observe(r *http.Request, status int, took time.Duration) {
+	route := "unmatched"
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		route = rc.RoutePattern()
+	}
+	m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(r.Method, route).Observe(took.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// outboxCollector reports each outbox consumer's position and backlog at scrape time.
+type outboxCollector struct{ d *store.Dispatcher }
+
+var (
+	outboxPosition = prometheus.NewDesc("meridian_outbox_position", "Sequence number of the last change event a consumer handled.", []string{"consumer"}, nil)
+	outboxPending  = prometheus.NewDesc("meridian_outbox_pending", "Change events waiting for a consumer.", []string{"consumer"}, nil)
+)
+
+func (c outboxCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- outboxPosition
+	ch <- outboxPending
+}
+
+func (c outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	status, err := c.d.Status(ctx)
+	if err != nil {
+		return
+	}
+	for _, s := range status {
+		ch <- prometheus.MustNewConstMetric(outboxPosition, prometheus.GaugeValue, float64(s.Position), s.Name)
+		ch <- prometheus.MustNewConstMetric(outboxPending, prometheus.GaugeValue, float64(s.Pending), s.Name)
+	}
+}

@@ -1,0 +1,32 @@
+package rest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMetricsCountRequestsByRoutePattern(t *testing.T) {
+	f := newFixture(t)
+	f.call("GET", "/api/v1/tables?limit=1", "")
+	f.call("GET", "/api/v1/tables/name/no.such.table", "")
+	f.do("GET", "/api/v1/tables", "", nil) // 401
+	r := f.do("GET", "/metrics", "", nil)
+	if r.status != 200 {
+		t.Fatalf("/metrics without a token: %d %s", r.status, r.body)
+	}
+	body := string(r.body)
+	for _, want := range []string{
+		`meridian_http_requests_total{code="200",method="GET",route="/api/v1/tables"} 1`,
+		`meridian_http_requests_total{code="404",method="GET",route="/api/v1/tables/name/{fqn}"} 1`,
+		`meridian_http_requests_total{code="401",method="GET",route="unmatched"} 1`,
+		`meridian_http_request_duration_seconds_count{method="GET",route="/api/v1/tables"} 1`,
+		"go_goroutines", "process_resident_memory_bytes",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "no.such.table") {
+		t.Error("/metrics must label routes by pattern, not by path")
+	}
+}
