@@ -34,6 +34,7 @@ Commands:
   serve          serve the REST API, and MCP at /mcp (alias /api/mcp)
   mcp            serve MCP on stdio (newline-delimited JSON-RPC) as one user
   token create   issue a token for a user or bot and print it
+  demo           load a small sample catalog (warehouse, lineage, tests, AI assets)
   migrate        bring the data directory's database up to date
   version        print the version
 
@@ -77,6 +78,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errUsage
 		}
 		return tokenCreateCmd(ctx, rest[1:], stdout, stderr)
+	case "demo":
+		return demoCmd(ctx, rest, stdout, stderr)
 	case "migrate":
 		return migrateCmd(ctx, rest, stderr)
 	case "version", "--version", "-version":
