@@ -25,11 +25,12 @@ lint:
 
 # deps makes the real components the tests use available: the local PostgreSQL is
 # started when it is down, pgvector is built and installed when it is missing, and the
-# real MCP clients (TypeScript SDK, Inspector CLI) are installed with npm ci.
+# npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
+# OpenAPI linter) are installed with npm ci.
 deps:
 	./scripts/start-postgres.sh
 	./scripts/install-pgvector.sh
-	./scripts/install-mcp-clients.sh
+	./scripts/install-node-tools.sh
 
 unit: deps
 	$(GO) test -count=1 ./...

@@ -4,7 +4,7 @@ package e2e
 // (@modelcontextprotocol/sdk, through e2e/mcpclients/client.mjs) over stdio (spawning
 // `meridian mcp`) and over streamable HTTP with a Bearer token, and the MCP Inspector
 // CLI (@modelcontextprotocol/inspector). Both are installed at exact versions by
-// scripts/install-mcp-clients.sh (make deps). Without node or the installed clients the
+// scripts/install-node-tools.sh (make deps). Without node or the installed clients the
 // tests skip with a message saying what is missing, except under CI=true, where they
 // fail.
 
@@ -43,7 +43,7 @@ func requireMCPClients(t *testing.T) *mcpClients {
 	t.Helper()
 	missing := func(what string) {
 		t.Helper()
-		msg := "MCP clients not installed: run scripts/install-mcp-clients.sh (needs node and npm): " + what
+		msg := "MCP clients not installed: run scripts/install-node-tools.sh (needs node and npm): " + what
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

@@ -76,6 +76,7 @@ func New(c Config) http.Handler {
 	})
 	mux.Get("/readyz", s.readyz)
 	mux.Handle("/metrics", s.metrics.handler())
+	mux.Get(OpenAPIPath, s.openAPI())
 
 	// Special families first: static segments win over {id} in chi's tree anyway, but
 	// keeping them together makes the table of routes easy to read.
@@ -273,11 +274,12 @@ func tooLarge(limit int64) string {
 	return fmt.Sprintf("Request body is larger than %d bytes", limit)
 }
 
-// authenticate requires a valid Bearer JWT on every path under /api and puts the
-// principal in the context. A token scoped to metadata:read may only read.
+// authenticate requires a valid Bearer JWT on every path under /api, except a GET of the
+// public OpenAPI document, and puts the principal in the context. A token scoped to
+// metadata:read may only read.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/") {
+		if (r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/")) || (r.Method == http.MethodGet && r.URL.EscapedPath() == OpenAPIPath) {
 			next.ServeHTTP(w, r)
 			return
 		}
