@@ -52,7 +52,8 @@ type Kind struct {
 	// fullyQualifiedName and deleted.
 	Immutable []string
 	// Privileged lists fields only a principal allowed OpEditPrivileged (an admin) may
-	// change, such as a user's roles.
+	// change, such as a user's roles and teams (a member of a team counts as an owner of
+	// what the team owns, so joining one is not left to the user).
 	Privileged []string
 }
 
@@ -81,7 +82,9 @@ type Filter struct {
 }
 
 // RelationFields are the reference-list fields kept in the relationship store, with the
-// entity types they may point at.
+// entity types they may point at. Each reference is a relation whose type is the field
+// name, from the entity holding the field to the entity referenced; "teams" records a
+// user's membership of a team.
 var RelationFields = map[string][]string{
 	"owners":       {"user", "team"},
 	"followers":    {"user"},
@@ -89,6 +92,22 @@ var RelationFields = map[string][]string{
 	"reviewers":    {"user", "team"},
 	"experts":      {"user"},
 	"dataProducts": {"dataProduct"},
+	"teams":        {"team"},
+}
+
+// InverseRelation is a reference-list field that shows a relationship from its target's
+// side: the entities of Kinds whose relation of type Type points at this entity. Writing
+// the field writes those relations (from each listed entity to this one), so both sides
+// record the relationship once.
+type InverseRelation struct {
+	Type  string
+	Kinds []string
+}
+
+// InverseRelationFields are the inverse relationship fields, by field name. A team's
+// "users" are the users whose "teams" hold the team.
+var InverseRelationFields = map[string]InverseRelation{
+	"users": {Type: "teams", Kinds: []string{"user"}},
 }
 
 // SystemFields are set by the engine; a create or PUT body may carry them (a document
@@ -106,10 +125,12 @@ func (k *Kind) HasField(name string) bool {
 	return false
 }
 
-// IsRelationField reports whether the field is one of this kind's relationship fields.
+// IsRelationField reports whether the field is one of this kind's relationship fields,
+// either direct (RelationFields) or inverse (InverseRelationFields).
 func (k *Kind) IsRelationField(name string) bool {
 	_, ok := RelationFields[name]
-	return ok && k.HasField(name)
+	_, inv := InverseRelationFields[name]
+	return (ok || inv) && k.HasField(name)
 }
 
 // ParseFields parses a ?fields= value: a comma list, spaces stripped, "*" for every

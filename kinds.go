@@ -119,7 +119,7 @@ func DefaultKinds() []*Kind {
 
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
-			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin"}},
+			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"}},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
 			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}},
 		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}}},

@@ -36,8 +36,13 @@
 //     Delete (soft) only on entities they own; no Create; no HardDelete.
 //
 // A principal owns an entity when one of its owners is an EntityRef of type "user"
-// whose id is the principal's id or whose name is the principal's name. Team ownership
-// is not expanded here. Refusals use OpenMetadata's wording:
+// whose id is the principal's id or whose name is the principal's name. A team
+// reference in owners is never matched against the principal itself (a team named like
+// the principal is not the principal). Team ownership counts through membership
+// instead: when an entity has a team owner and the policy refuses, the engine
+// (store.Entities) expands the team to its member users (the "teams" relation from user
+// to team) and asks again, so a member of an owning team is an owner for rules 5 to 7.
+// Refusals use OpenMetadata's wording:
 // "Principal: CatalogPrincipal{name='bob'} operations [Edit] not allowed".
 //
 // # Secrets

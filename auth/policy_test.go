@@ -35,6 +35,8 @@ func TestPolicyMatrix(t *testing.T) {
 	ownedByName := []meridian.EntityRef{{ID: "other-id", Type: "user", Name: "bob"}}
 	ownedByOther := []meridian.EntityRef{{ID: "x", Type: "user", Name: "carol"}}
 	ownedByTeamNamedBob := []meridian.EntityRef{{ID: bobID, Type: "team", Name: "bob"}}
+	// The engine passes a team owner's members after the team (store.Entities expands them).
+	ownedByTeamWithBob := []meridian.EntityRef{{ID: "team-id", Type: "team", Name: "analysts"}, {ID: bobID, Type: "user"}}
 	bobUser := meridian.Entity{"id": bobID, "name": "bob"}
 	carolUser := meridian.Entity{"id": "c1", "name": "carol"}
 
@@ -62,6 +64,8 @@ func TestPolicyMatrix(t *testing.T) {
 		{"consumer owner by id may edit and soft delete", bob(meridian.RoleDataConsumer), "table", table, ownedByID, ownerOps},
 		{"consumer owner by name may edit and soft delete", bob(meridian.RoleDataConsumer), "table", table, ownedByName, ownerOps},
 		{"team ownership is not user ownership", bob(meridian.RoleDataConsumer), "table", table, ownedByTeamNamedBob, readFollow},
+		{"member of an owning team, expanded by the engine, may edit and soft delete", bob(meridian.RoleDataConsumer), "table", table, ownedByTeamWithBob, ownerOps},
+		{"member of a team owning a team may edit it", bob(meridian.RoleDataConsumer), "team", meridian.Entity{"id": "t"}, ownedByTeamWithBob, opSet{store.OpView, store.OpFollow, store.OpEdit}},
 		{"consumer owner with a read-only token may only view", readOnly(bob(meridian.RoleDataConsumer)), "table", table, ownedByID, opSet{store.OpView}},
 		{"principal without roles is a consumer", bob(), "table", table, ownedByID, ownerOps},
 		{"unknown role is a consumer", bob("Auditor"), "table", table, nil, readFollow},

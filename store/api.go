@@ -27,8 +27,9 @@ const (
 )
 
 // Policy decides whether a principal may perform an operation on an entity. owners are
-// the entity's current owners (empty on create). It returns EForbidden (or
-// EUnauthorized for a nil principal). auth.Policy implements it.
+// the entity's current owners (empty on create); when the policy refuses and a team
+// owns the entity, the engine asks again with the team's members added as owners. It
+// returns EForbidden (or EUnauthorized for a nil principal). auth.Policy implements it.
 type Policy interface {
 	Authorize(p *meridian.Principal, op Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error
 }

@@ -86,6 +86,16 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 		}
 		e[field] = refsToList(refs)
 	}
+	for field, inv := range meridian.InverseRelationFields {
+		if !k.HasField(field) || (want != nil && !want[field]) {
+			continue
+		}
+		refs, err := relatingRefs(ctx, tx, r.ID, inv.Type)
+		if err != nil {
+			return nil, err
+		}
+		e[field] = refsToList(refs)
+	}
 	if k.HasField("tags") {
 		if _, ok := e["tags"]; !ok {
 			e["tags"] = []any{}
@@ -103,6 +113,27 @@ func relatedRefs(ctx context.Context, tx Tx, id, field string) ([]meridian.Entit
 	refs := make([]meridian.EntityRef, 0, len(rels))
 	for _, rel := range rels {
 		r, err := tx.Get(ctx, rel.ToKind, rel.ToID)
+		if meridian.ErrorCode(err) == meridian.ENotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, refOf(r))
+	}
+	return refs, nil
+}
+
+// relatingRefs returns the entities whose relation of type typ points at the entity id
+// (an inverse relationship field, such as a team's users).
+func relatingRefs(ctx context.Context, tx Tx, id, typ string) ([]meridian.EntityRef, error) {
+	rels, err := tx.Relations(ctx, RelationQuery{ToID: id, Type: typ})
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]meridian.EntityRef, 0, len(rels))
+	for _, rel := range rels {
+		r, err := tx.Get(ctx, rel.FromKind, rel.FromID)
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			continue
 		}
@@ -164,6 +195,9 @@ func (s *Entities) stored(k *meridian.Kind, e meridian.Entity) (meridian.Entity,
 		return nil, err
 	}
 	for field := range meridian.RelationFields {
+		delete(out, field)
+	}
+	for field := range meridian.InverseRelationFields {
 		delete(out, field)
 	}
 	return out, nil

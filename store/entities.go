@@ -113,7 +113,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 		if err != nil {
 			return err
 		}
-		if err := s.authorize(p, OpEdit, k, old, ownersOf(old)); err != nil {
+		if err := s.authorizeOwned(ctx, tx, p, OpEdit, k, old); err != nil {
 			return err
 		}
 		merged := mergePut(k, p, old, d.entity)
@@ -633,7 +633,7 @@ func (s *Entities) loadFor(ctx context.Context, tx Tx, p *meridian.Principal, op
 	if err != nil {
 		return Row{}, nil, err
 	}
-	if err := s.authorize(p, op, k, e, ownersOf(e)); err != nil {
+	if err := s.authorizeOwned(ctx, tx, p, op, k, e); err != nil {
 		return Row{}, nil, err
 	}
 	return row, e, nil

@@ -202,7 +202,7 @@ func (s *Entities) DeleteLineage(ctx context.Context, p *meridian.Principal, fro
 			if err != nil {
 				return err
 			}
-			if err := s.authorize(p, OpEdit, k, doc, ownersOf(doc)); err != nil {
+			if err := s.authorizeOwned(ctx, tx, p, OpEdit, k, doc); err != nil {
 				return err
 			}
 			ends[i], docs[i] = row, doc
@@ -402,7 +402,7 @@ func (s *Entities) lineageEnd(ctx context.Context, tx Tx, p *meridian.Principal,
 	if err != nil {
 		return Row{}, nil, err
 	}
-	if err := s.authorize(p, OpEdit, k, doc, ownersOf(doc)); err != nil {
+	if err := s.authorizeOwned(ctx, tx, p, OpEdit, k, doc); err != nil {
 		return Row{}, nil, err
 	}
 	return row, doc, nil

@@ -29,7 +29,8 @@ import (
 //     version unchanged, so alerts can follow test failures.
 //   - A hard delete of a test case (or of its table, recursively) removes its results.
 //   - Test definitions with provider "system" are seeded at start (SeedTestDefinitions)
-//     and cannot be deleted.
+//     and cannot be deleted. Only the system principal (isSystem) may create one or
+//     change one; others get EInvalid.
 
 // SeriesTestCaseResult is the time series of test case results.
 const SeriesTestCaseResult = "testCaseResult"
@@ -66,6 +67,29 @@ func (s *Entities) SeedTestDefinitions(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// isSystem reports whether p is the engine's own principal, which seeds the built-in
+// test definitions and makes the binary's bootstrap writes: named "system" and bound to
+// no user entity (a user named "system" has an id). A nil principal is an internal call.
+func isSystem(p *meridian.Principal) bool {
+	return p == nil || (p.Name == systemPrincipal.Name && p.ID == "")
+}
+
+// checkSystemDefinition keeps the system test definitions to the system principal:
+// another caller may neither change one (even its provider) nor create or turn a
+// definition into one. EInvalid, as OpenMetadata answers for system entities.
+func checkSystemDefinition(p *meridian.Principal, k *meridian.Kind, old, next meridian.Entity) error {
+	if k.Name != "testDefinition" || isSystem(p) {
+		return nil
+	}
+	if old != nil && old.String("provider") == "system" {
+		return meridian.Errorf(meridian.EInvalid, "System entity [%s] of type testDefinition can not be modified.", old.Name())
+	}
+	if next.String("provider") == "system" {
+		return meridian.Errorf(meridian.EInvalid, "Test definition [%s] can't have provider system: only the built-in test definitions are system ones. Use provider user.", next.Name())
+	}
+	return nil
 }
 
 // checkDeletable refuses to delete a system entity: a seeded test definition.
@@ -218,7 +242,7 @@ func (s *Entities) AddTestCaseResult(ctx context.Context, p *meridian.Principal,
 		if err != nil {
 			return err
 		}
-		if err := s.authorize(p, OpEdit, k, doc, ownersOf(doc)); err != nil {
+		if err := s.authorizeOwned(ctx, tx, p, OpEdit, k, doc); err != nil {
 			return err
 		}
 		r["testCaseFQN"] = row.FQN

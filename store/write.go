@@ -46,6 +46,67 @@ func (s *Entities) authorize(p *meridian.Principal, op Operation, k *meridian.Ki
 	return s.policy.Authorize(p, op, k.Name, e, owners)
 }
 
+// authorizeOwned checks op on a stored entity e, whose owners are those of its full
+// document. A member of an owning team counts as an owner: when e has a team owner and
+// the policy refuses, the team owners are expanded to their member users (relation
+// "teams" from user to team) and the policy asked again. Without a team owner, or when
+// the policy allows at once, it costs no lookup.
+func (s *Entities) authorizeOwned(ctx context.Context, tx Tx, p *meridian.Principal, op Operation, k *meridian.Kind, e meridian.Entity) error {
+	owners := ownersOf(e)
+	err := s.authorize(p, op, k, e, owners)
+	if err == nil || p == nil || meridian.ErrorCode(err) != meridian.EForbidden || !hasTeam(owners) {
+		return err
+	}
+	members, merr := teamMembers(ctx, tx, owners)
+	if merr != nil {
+		return merr
+	}
+	if len(members) == 0 {
+		return err
+	}
+	expanded := append(append([]meridian.EntityRef{}, owners...), members...)
+	if s.authorize(p, op, k, e, expanded) == nil {
+		return nil
+	}
+	return err
+}
+
+func hasTeam(refs []meridian.EntityRef) bool {
+	for _, r := range refs {
+		if r.Type == "team" {
+			return true
+		}
+	}
+	return false
+}
+
+// teamMembers returns, as user references (by id), the members of the active teams
+// among owners.
+func teamMembers(ctx context.Context, tx Tx, owners []meridian.EntityRef) ([]meridian.EntityRef, error) {
+	var out []meridian.EntityRef
+	seen := map[string]bool{}
+	for _, o := range owners {
+		if o.Type != "team" || o.ID == "" || o.Deleted {
+			continue
+		}
+		rels, err := tx.Relations(ctx, RelationQuery{ToID: o.ID, Type: relationTypeTeams})
+		if err != nil {
+			return nil, err
+		}
+		for _, rel := range rels {
+			if rel.FromKind != "user" || seen[rel.FromID] {
+				continue
+			}
+			seen[rel.FromID] = true
+			out = append(out, meridian.EntityRef{ID: rel.FromID, Type: "user"})
+		}
+	}
+	return out, nil
+}
+
+// relationTypeTeams links a user to each team it is a member of.
+const relationTypeTeams = "teams"
+
 // ownersOf reads the owners of a full document.
 func ownersOf(e meridian.Entity) []meridian.EntityRef {
 	var refs []meridian.EntityRef
@@ -54,7 +115,8 @@ func ownersOf(e meridian.Entity) []meridian.EntityRef {
 		id, _ := m["id"].(string)
 		typ, _ := m["type"].(string)
 		name, _ := m["name"].(string)
-		refs = append(refs, meridian.EntityRef{ID: id, Type: typ, Name: name})
+		deleted, _ := m["deleted"].(bool)
+		refs = append(refs, meridian.EntityRef{ID: id, Type: typ, Name: name, Deleted: deleted})
 	}
 	return refs
 }
@@ -126,6 +188,13 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	}
 	if err := s.validate(k, e); err != nil {
 		return draft{}, err
+	}
+	// A PUT body is checked once merged with the stored document (update), or again
+	// as a create when nothing is stored.
+	if creating {
+		if err := s.checkGovernance(ctx, tx, p, k, nil, e); err != nil {
+			return draft{}, err
+		}
 	}
 	return d, nil
 }
@@ -225,6 +294,24 @@ func (s *Entities) resolveFields(ctx context.Context, tx Tx, k *meridian.Kind, e
 			return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
 		}
 		rows, err := resolveRefList(ctx, tx, field, v, kinds)
+		if err != nil {
+			return err
+		}
+		refs := make([]meridian.EntityRef, len(rows))
+		for i, r := range rows {
+			refs[i] = refOf(r)
+		}
+		e[field] = refsToList(refs)
+	}
+	for field, inv := range meridian.InverseRelationFields {
+		v, ok := e[field]
+		if !ok {
+			continue
+		}
+		if !k.HasField(field) {
+			return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
+		}
+		rows, err := resolveRefList(ctx, tx, field, v, inv.Kinds)
 		if err != nil {
 			return err
 		}
@@ -348,6 +435,241 @@ func (s *Entities) checkTags(ctx context.Context, tx Tx, old, e meridian.Entity)
 	return nil
 }
 
+// checkGovernance enforces OpenMetadata's governance rules on a document being created
+// (old nil) or changed, with OpenMetadata's messages (EInvalid):
+//   - owners: users, or one team of type Group; at most 5 users or one team, not both;
+//   - reviewers: one team or several users;
+//   - data products need a domain;
+//   - tag labels: a disabled tag can't be newly assigned, and two tags under one
+//     mutually exclusive parent can't be on one entity or column (checkTagRules);
+//   - only the system principal creates or changes a system test definition.
+//
+// A rule is checked on the final document, and only when its fields changed, so that a
+// document stored before a rule applied can still be edited elsewhere, deleted and
+// restored.
+func (s *Entities) checkGovernance(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, old, next meridian.Entity) error {
+	if err := checkSystemDefinition(p, k, old, next); err != nil {
+		return err
+	}
+	if k.HasField("owners") && refsChanged(old, next, "owners") {
+		if err := checkOwners(ctx, tx, next["owners"]); err != nil {
+			return err
+		}
+	}
+	if k.HasField("reviewers") && refsChanged(old, next, "reviewers") {
+		if err := checkReviewers(next["reviewers"]); err != nil {
+			return err
+		}
+	}
+	if k.HasField("dataProducts") && k.HasField("domains") &&
+		(refsChanged(old, next, "dataProducts") || refsChanged(old, next, "domains")) &&
+		len(asList(next["dataProducts"])) > 0 && len(asList(next["domains"])) == 0 {
+		return meridian.Errorf(meridian.EInvalid, "Domain cannot be empty when data products are provided.")
+	}
+	if k.HasField("tags") || k.HasField("columns") {
+		return s.checkTagRules(ctx, tx, old, next)
+	}
+	return nil
+}
+
+// refsChanged reports whether a reference-list field names other entities in next than
+// in old (always true on create when next has any).
+func refsChanged(old, next meridian.Entity, field string) bool {
+	a, b := refIDs(old[field]), refIDs(next[field])
+	if len(a) != len(b) {
+		return true
+	}
+	for id := range b {
+		if _, ok := a[id]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOwners applies OpenMetadata's owner rules to resolved owner references.
+func checkOwners(ctx context.Context, tx Tx, v any) error {
+	users, teams := 0, 0
+	for _, item := range asList(v) {
+		ref, _ := item.(map[string]any)
+		switch ref["type"] {
+		case "user":
+			users++
+		case "team":
+			teams++
+			id, _ := ref["id"].(string)
+			row, err := tx.Get(ctx, "team", id)
+			if err != nil {
+				return err
+			}
+			var doc struct {
+				TeamType string `json:"teamType"`
+			}
+			if err := json.Unmarshal(row.Doc, &doc); err != nil {
+				return err
+			}
+			if doc.TeamType != "" && doc.TeamType != "Group" {
+				return meridian.Errorf(meridian.EInvalid, "Team of type %s can't own entities. Only Team of type Group can own entities.", doc.TeamType)
+			}
+		}
+	}
+	if teams > 1 {
+		return meridian.Errorf(meridian.EInvalid, "Only One Team is allowed to own Data Assets.")
+	}
+	if (teams > 0 && users > 0) || users > maxUserOwners {
+		return meridian.Errorf(meridian.EInvalid, "Data Assets can have up to %d users or a Team but not both as owners.", maxUserOwners)
+	}
+	return nil
+}
+
+// maxUserOwners is how many users may own one entity.
+const maxUserOwners = 5
+
+// checkReviewers allows one team or any number of users as reviewers.
+func checkReviewers(v any) error {
+	users, teams := 0, 0
+	for _, item := range asList(v) {
+		ref, _ := item.(map[string]any)
+		switch ref["type"] {
+		case "user":
+			users++
+		case "team":
+			teams++
+		}
+	}
+	if teams > 0 && users > 0 {
+		return meridian.Errorf(meridian.EInvalid, "Invalid Reviewer Type. Only one team or multiple users can be assigned as reviewer.")
+	}
+	if teams > 1 {
+		return meridian.Errorf(meridian.EInvalid, "Only one team can be assigned as reviewer.")
+	}
+	return nil
+}
+
+// tagNode is what the tag rules need of a classification, tag, glossary or glossary
+// term.
+type tagNode struct {
+	found, disabled, mutuallyExclusive bool
+}
+
+// checkTagRules checks the tag labels of next (its own and each column's) against the
+// tags' settings: a label new in its list (absent from the same list in old) may not
+// name a disabled tag, or a tag below a disabled parent or classification; and two
+// labels whose common parent (classification, tag, glossary or term) is mutually
+// exclusive may not be in one list, unless both were there already.
+func (s *Entities) checkTagRules(ctx context.Context, tx Tx, old, next meridian.Entity) error {
+	nodes := map[string]tagNode{}
+	node := func(kind, fqn string) (tagNode, error) {
+		key := kind + "\x00" + fqn
+		if n, ok := nodes[key]; ok {
+			return n, nil
+		}
+		var n tagNode
+		r, err := tx.GetByFQN(ctx, kind, fqn)
+		switch {
+		case meridian.ErrorCode(err) == meridian.ENotFound:
+		case err != nil:
+			return n, err
+		default:
+			var doc struct {
+				Disabled          bool `json:"disabled"`
+				MutuallyExclusive bool `json:"mutuallyExclusive"`
+			}
+			if err := json.Unmarshal(r.Doc, &doc); err != nil {
+				return n, err
+			}
+			n = tagNode{found: true, disabled: doc.Disabled, mutuallyExclusive: doc.MutuallyExclusive}
+		}
+		nodes[key] = n
+		return n, nil
+	}
+	// kindsOf returns the kinds of a label's root (classification or glossary) and of the
+	// nodes below it.
+	kindsOf := func(label map[string]any) (string, string) {
+		if label["source"] == "Glossary" {
+			return "glossary", "glossaryTerm"
+		}
+		return "classification", "tag"
+	}
+	check := func(oldList, list []any) error {
+		before := map[string]bool{}
+		for _, t := range oldList {
+			m, _ := t.(map[string]any)
+			if f, ok := m["tagFQN"].(string); ok {
+				before[f] = true
+			}
+		}
+		type placed struct {
+			fqn   string
+			isNew bool
+		}
+		byParent := map[string]placed{}
+		for _, t := range list {
+			m, _ := t.(map[string]any)
+			fqn, _ := m["tagFQN"].(string)
+			parts, err := meridian.SplitFQN(fqn)
+			if err != nil || len(parts) < 2 {
+				continue // existence checks report malformed labels
+			}
+			root, below := kindsOf(m)
+			isNew := !before[fqn]
+			if isNew {
+				for i := 1; i <= len(parts); i++ {
+					kind := below
+					if i == 1 {
+						kind = root
+					}
+					n, err := node(kind, meridian.BuildFQN(parts[:i]...))
+					if err != nil {
+						return err
+					}
+					if n.disabled {
+						return meridian.Errorf(meridian.EInvalid, "Tag label %s is disabled and can't be assigned to a data asset.", fqn)
+					}
+				}
+			}
+			parentKind := below
+			if len(parts) == 2 {
+				parentKind = root
+			}
+			parent := parentKind + "\x00" + meridian.BuildFQN(parts[:len(parts)-1]...)
+			prev, dup := byParent[parent]
+			if !dup {
+				byParent[parent] = placed{fqn: fqn, isNew: isNew}
+				continue
+			}
+			if !isNew && !prev.isNew {
+				continue
+			}
+			n, err := node(parentKind, meridian.BuildFQN(parts[:len(parts)-1]...))
+			if err != nil {
+				return err
+			}
+			if n.mutuallyExclusive {
+				return meridian.Errorf(meridian.EInvalid, "Tag labels %s and %s are mutually exclusive and can't be assigned together", fqn, prev.fqn)
+			}
+		}
+		return nil
+	}
+	if err := check(asList(old["tags"]), asList(next["tags"])); err != nil {
+		return err
+	}
+	oldCols := map[string][]any{}
+	for _, c := range asList(old["columns"]) {
+		col, _ := c.(map[string]any)
+		name, _ := col["name"].(string)
+		oldCols[name] = asList(col["tags"])
+	}
+	for _, c := range asList(next["columns"]) {
+		col, _ := c.(map[string]any)
+		name, _ := col["name"].(string)
+		if err := check(oldCols[name], asList(col["tags"])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Entities) validate(k *meridian.Kind, e meridian.Entity) error {
 	if k.Validate != nil {
 		if err := k.Validate(e); err != nil {
@@ -414,6 +736,9 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 		if err := s.authorize(p, OpEditPrivileged, k, old, ownersOf(old)); err != nil {
 			return nil, "", err
 		}
+	}
+	if err := s.checkGovernance(ctx, tx, p, k, old, next); err != nil {
+		return nil, "", err
 	}
 	version := row.Version.Minor()
 	if major {
@@ -491,6 +816,27 @@ func syncRelations(ctx context.Context, tx Tx, k *meridian.Kind, id string, old,
 		for to, kind := range before {
 			if _, ok := after[to]; !ok {
 				if err := tx.Unrelate(ctx, Relation{FromID: id, FromKind: k.Name, ToID: to, ToKind: kind, Type: field}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for field, inv := range meridian.InverseRelationFields {
+		if !k.HasField(field) {
+			continue
+		}
+		before := refIDs(old[field])
+		after := refIDs(next[field])
+		for from, kind := range after {
+			if _, ok := before[from]; !ok {
+				if err := tx.Relate(ctx, Relation{FromID: from, FromKind: kind, ToID: id, ToKind: k.Name, Type: inv.Type}); err != nil {
+					return err
+				}
+			}
+		}
+		for from, kind := range before {
+			if _, ok := after[from]; !ok {
+				if err := tx.Unrelate(ctx, Relation{FromID: from, FromKind: kind, ToID: id, ToKind: k.Name, Type: inv.Type}); err != nil {
 					return err
 				}
 			}

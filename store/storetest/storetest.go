@@ -56,6 +56,13 @@ func Run(t *testing.T, open Open) {
 		{"SeedingTestDefinitionsTwiceIsANoOp", testSeedTestDefinitions},
 		{"TestCaseResultsAreTimeSeriesShownWhenAsked", testTestCaseResults},
 		{"SearchIndexIsRebuiltWhenOutOfDate", testReindex},
+		{"OwnersAreUpToFiveUsersOrOneGroupTeam", testOwnerRules},
+		{"ReviewersAreOneTeamOrUsers", testReviewerRules},
+		{"DataProductsNeedADomain", testDataProductsNeedDomain},
+		{"DisabledAndMutuallyExclusiveTagsAreRefused", testTagRules},
+		{"TeamMembershipIsOneRelationSeenFromBothSides", testTeamMembership},
+		{"MembersOfAnOwningTeamAreOwners", testTeamOwnersMembersMayEdit},
+		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
