@@ -62,8 +62,11 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
-		d, err := s.draft(ctx, tx, p, k, body, true)
+		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
+			return err
+		}
+		if err := s.complete(ctx, tx, p, k, d); err != nil {
 			return err
 		}
 		if err := s.insert(ctx, tx, p, k, d); err != nil {
@@ -87,7 +90,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
-		d, err := s.draft(ctx, tx, p, k, body, false)
+		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
 		}
@@ -96,8 +99,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 			if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
 				return err
 			}
-			d, err = s.draft(ctx, tx, p, k, body, true)
-			if err != nil {
+			if err := s.complete(ctx, tx, p, k, d); err != nil {
 				return err
 			}
 			if err := s.insert(ctx, tx, p, k, d); err != nil {

@@ -128,10 +128,10 @@ type draft struct {
 	parentDoc meridian.Entity
 }
 
-// draft turns a create body into a full document: system fields set, the parent
-// resolved and the FQN built, references resolved, and, when creating, defaults and the
-// kind's Prepare applied. Everything is validated.
-func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, creating bool) (draft, error) {
+// draft turns a create or PUT body into a full document: system fields set, the parent
+// resolved and the FQN built, references resolved. A new entity is then completed by
+// complete; a PUT of an existing one is merged and checked by update.
+func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, body meridian.Entity) (draft, error) {
 	if body == nil {
 		return draft{}, meridian.Errorf(meridian.EInvalid, "Invalid request format: the body must be a JSON object")
 	}
@@ -148,9 +148,6 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	}
 	if err := meridian.ValidateName("name", name); err != nil {
 		return draft{}, err
-	}
-	if d, ok := s.valid.(interface{ Defaults(string, meridian.Entity) }); ok && creating {
-		d.Defaults(k.Name, e)
 	}
 	if err := s.checkRequired(k, e); err != nil {
 		return draft{}, err
@@ -181,34 +178,42 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	e["updatedBy"] = principalName(p)
 	e["deleted"] = false
 	e["href"] = "/api/v1/" + k.Collection + "/" + id
-	if creating && k.Prepare != nil {
-		if err := k.Prepare(e, d.parentDoc); err != nil {
-			return draft{}, err
-		}
-	}
-	if err := s.validate(k, e); err != nil {
-		return draft{}, err
-	}
-	// A PUT body is checked once merged with the stored document (update), or again
-	// as a create when nothing is stored.
-	if creating {
-		if err := s.checkGovernance(ctx, tx, p, k, nil, e); err != nil {
-			return draft{}, err
-		}
-	}
 	return d, nil
+}
+
+// complete finishes a draft that creates an entity: the schema's defaults fill the
+// fields the body left out, the kind's Prepare runs, and the document is validated and
+// checked against the governance rules.
+func (s *Entities) complete(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) error {
+	if v, ok := s.valid.(interface{ Defaults(string, meridian.Entity) }); ok {
+		v.Defaults(k.Name, d.entity)
+	}
+	if k.Prepare != nil {
+		if err := k.Prepare(d.entity, d.parentDoc); err != nil {
+			return err
+		}
+	}
+	if err := s.validate(k, d.entity); err != nil {
+		return err
+	}
+	return s.checkGovernance(ctx, tx, p, k, nil, d.entity)
 }
 
 // checkRequired reports a required field missing from a body before anything is looked
 // up, so that a body missing serverType is told so even when its service is unknown.
-// The fields the engine sets, and the parent fields, are checked elsewhere.
+// The fields the engine sets and those with a default are skipped; the parent fields
+// are checked by locate.
 func (s *Entities) checkRequired(k *meridian.Kind, e meridian.Entity) error {
 	r, ok := s.valid.(interface{ Required(string) []string })
 	if !ok {
 		return nil
 	}
+	defaults := meridian.Entity{}
+	if v, ok := s.valid.(interface{ Defaults(string, meridian.Entity) }); ok {
+		v.Defaults(k.Name, defaults)
+	}
 	for _, f := range r.Required(k.Name) {
-		if contains(meridian.SystemFields, f) || f == "name" {
+		if contains(meridian.SystemFields, f) || f == "name" || defaults[f] != nil {
 			continue
 		}
 		if v, present := e[f]; !present || v == nil {
