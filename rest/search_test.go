@@ -59,7 +59,7 @@ func TestSearchQuery(t *testing.T) {
 		t.Fatalf("deleted=true = %v", h)
 	}
 
-	const sup = ". Supported: match_all, term/terms/match and bool.must/bool.filter on entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"
+	const sup = ". Supported: match_all, term/terms/match, bool.must/bool.filter, and bool.should on one field, on entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"
 	for _, b := range []struct{ params, msg string }{
 		{"q=x&index=nope", "Unknown search index nope"},
 		{"q=x&deleted=maybe", "[query param deleted must be true or false]"},
@@ -67,7 +67,7 @@ func TestSearchQuery(t *testing.T) {
 		{"q=x&from=-1", "[query param from must be greater than or equal to 0]"},
 		{"q=x&size=1001", "[query param size must be less than or equal to 1000]"},
 		{"q=x&from=9999&size=2", "Result window is too large, from + size must be less than or equal to: [10000] but was [10001]"},
-		{"q=x&query_filter=" + url.QueryEscape(`{"query":{"bool":{"should":[]}}}`), "Unsupported query_filter: bool.should" + sup},
+		{"q=x&query_filter=" + url.QueryEscape(`{"query":{"bool":{"must_not":[]}}}`), "Unsupported query_filter: bool.must_not" + sup},
 		{"q=x&query_filter=" + url.QueryEscape(`{"range":{"updatedAt":{"gt":0}}}`), "Unsupported query_filter: range on updatedAt" + sup},
 		{"q=x&query_filter=nope", "Unsupported query_filter: malformed JSON (invalid character 'o' in literal null (expecting 'u'))" + sup},
 	} {

@@ -223,7 +223,7 @@ var searchFields = map[string]string{
 }
 
 // supportedFilter is appended to every query_filter error.
-const supportedFilter = "Supported: match_all, term/terms/match and bool.must/bool.filter on entityType, " +
+const supportedFilter = "Supported: match_all, term/terms/match, bool.must/bool.filter, and bool.should on one field, on entityType, " +
 	"service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"
 
 func unsupportedFilter(format string, args ...any) error {
@@ -238,14 +238,15 @@ func unsupportedFilter(format string, args ...any) error {
 //	   | {"terms": {F: [V, …]}}
 //	   | {"match": {F: V}} | {"match": {F: {"query": V}}}   (an exact term, not analysed)
 //	   | {"bool": {"must": Q | [Q, …], "filter": Q | [Q, …]}}
+//	   | {"bool": {"should": [L, …] (, "minimum_should_match": 1)}}  (L: term/terms/match on one field)
 //	F := entityType | service.name | service | tags.tagFQN | owners.name |
 //	     owners.displayName | owners | domains.fullyQualifiedName | domains | deleted
 //	     (each optionally with ".keyword"; owners.displayName matches owner names)
 //	V := string | number | boolean (deleted takes true or false)
 //
 // Values compare case-insensitively (OpenMetadata's keyword fields use a lowercase
-// normalizer). Anything else (should, must_not, range, wildcard, unknown fields,
-// malformed JSON) is EInvalid with a message that lists what is supported.
+// normalizer). Anything else (must_not, should across fields, range, wildcard, unknown
+// fields, malformed JSON) is EInvalid with a message that lists what is supported.
 func ParseQueryFilter(s string) ([]SearchFilter, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -313,7 +314,7 @@ func parseClause(m map[string]any, where string, out *[]SearchFilter) error {
 			}
 			for _, key := range otherKeys(b, "") {
 				switch key {
-				case "must", "filter":
+				case "must", "filter", "should", "minimum_should_match":
 				default:
 					return unsupportedFilter("bool.%s", key)
 				}
@@ -337,7 +338,7 @@ func parseClause(m map[string]any, where string, out *[]SearchFilter) error {
 					}
 				}
 			}
-			return nil
+			return parseShould(b, out)
 		default:
 			field := ""
 			if b, ok := body.(map[string]any); ok && len(b) == 1 {
@@ -346,6 +347,60 @@ func parseClause(m map[string]any, where string, out *[]SearchFilter) error {
 			return unsupportedFilter("%s%s", op, field)
 		}
 	}
+	return nil
+}
+
+// parseShould reads bool.should as OpenMetadata's UI sends a multi-select: term, terms
+// or match clauses on one field, of which at least one must hold. It becomes one filter
+// with every value. Beside must or filter, should only filters when
+// minimum_should_match is 1 (otherwise Elasticsearch uses it for scoring alone, which
+// a filter cannot express, so it is refused).
+func parseShould(b map[string]any, out *[]SearchFilter) error {
+	val, ok := b["should"]
+	msm, hasMSM := b["minimum_should_match"]
+	if hasMSM {
+		if n := fmt.Sprint(msm); n != "1" {
+			return unsupportedFilter("bool.minimum_should_match %s (only 1)", n)
+		}
+		if !ok {
+			return unsupportedFilter("bool.minimum_should_match without should")
+		}
+	}
+	if !ok {
+		return nil
+	}
+	if (b["must"] != nil || b["filter"] != nil) && !hasMSM {
+		return unsupportedFilter("bool.should beside must or filter without minimum_should_match 1")
+	}
+	list, isList := val.([]any)
+	if !isList {
+		list = []any{val}
+	}
+	var merged SearchFilter
+	for _, item := range list {
+		c, ok := item.(map[string]any)
+		if !ok {
+			return unsupportedFilter("bool.should items must be objects")
+		}
+		var one []SearchFilter
+		for op, body := range c {
+			if len(c) != 1 || (op != "term" && op != "terms" && op != "match") {
+				return unsupportedFilter("bool.should with %s (only term, terms or match on one field)", strings.Join(otherKeys(c, ""), ", "))
+			}
+			if err := parseLeaf(op, body, &one); err != nil {
+				return err
+			}
+		}
+		if merged.Field != "" && one[0].Field != merged.Field {
+			return unsupportedFilter("bool.should across fields %s and %s (one field only)", merged.Field, one[0].Field)
+		}
+		merged.Field = one[0].Field
+		merged.Values = append(merged.Values, one[0].Values...)
+	}
+	if merged.Field == "" {
+		return unsupportedFilter("an empty bool.should")
+	}
+	*out = append(*out, merged)
 	return nil
 }
 

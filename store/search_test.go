@@ -7,7 +7,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-const supported = ". Supported: match_all, term/terms/match and bool.must/bool.filter on entityType, " +
+const supported = ". Supported: match_all, term/terms/match, bool.must/bool.filter, and bool.should on one field, on entityType, " +
 	"service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"
 
 func TestParseQueryFilter(t *testing.T) {
@@ -41,6 +41,12 @@ func TestParseQueryFilter(t *testing.T) {
 			[]SearchFilter{f("entityType", "table", "topic")}},
 		{"nested bool", `{"query":{"bool":{"must":[{"bool":{"filter":{"term":{"deleted":false}}}}]}}}`, []SearchFilter{f("deleted", "false")}},
 		{"empty bool", `{"query":{"bool":{}}}`, nil},
+		{"should as the UI's multi-select", `{"query":{"bool":{"must":[{"bool":{"should":[{"term":{"owners.displayName.keyword":"alice"}},{"term":{"owners.displayName.keyword":"bob"}}]}}]}}}`,
+			[]SearchFilter{f("owners", "alice", "bob")}},
+		{"should with terms", `{"bool":{"should":[{"terms":{"tags.tagFQN":["PII.Sensitive"]}},{"match":{"tags.tagFQN":"Tier.Tier1"}}]}}`,
+			[]SearchFilter{f("tags", "PII.Sensitive", "Tier.Tier1")}},
+		{"should beside must with minimum 1", `{"bool":{"must":{"term":{"entityType":"table"}},"should":[{"term":{"service.name":"a"}}],"minimum_should_match":1}}`,
+			[]SearchFilter{f("entityType", "table"), f("service", "a")}},
 	}
 	for _, c := range ok {
 		got, err := ParseQueryFilter(c.in)
@@ -61,9 +67,13 @@ func TestParseQueryFilter(t *testing.T) {
 		{"not an object", `["term"]`, "the filter must be a JSON object"},
 		{"query not an object", `{"query":"x"}`, "query must be a JSON object"},
 		{"keys beside query", `{"query":{"match_all":{}},"size":5}`, "keys beside query (size)"},
-		{"should", `{"query":{"bool":{"should":[{"term":{"entityType":"table"}}]}}}`, "bool.should"},
+		{"should across fields", `{"query":{"bool":{"should":[{"term":{"entityType":"table"}},{"term":{"owners.name":"a"}}]}}}`, "bool.should across fields entityType and owners (one field only)"},
+		{"should beside must", `{"bool":{"must":{"term":{"entityType":"table"}},"should":[{"term":{"service.name":"a"}}]}}`, "bool.should beside must or filter without minimum_should_match 1"},
+		{"should with a bool", `{"bool":{"should":[{"bool":{"must":[]}}]}}`, "bool.should with bool (only term, terms or match on one field)"},
+		{"empty should", `{"bool":{"should":[]}}`, "an empty bool.should"},
 		{"must_not", `{"query":{"bool":{"must_not":{"term":{"deleted":true}}}}}`, "bool.must_not"},
-		{"minimum_should_match", `{"bool":{"must":[],"minimum_should_match":1}}`, "bool.minimum_should_match"},
+		{"minimum_should_match 2", `{"bool":{"should":[{"term":{"entityType":"table"}}],"minimum_should_match":2}}`, "bool.minimum_should_match 2 (only 1)"},
+		{"minimum_should_match alone", `{"bool":{"must":[],"minimum_should_match":1}}`, "bool.minimum_should_match without should"},
 		{"range", `{"query":{"range":{"updatedAt":{"gte":1}}}}`, "range on updatedAt"},
 		{"wildcard", `{"wildcard":{"name":"ord*"}}`, "wildcard on name"},
 		{"query_string", `{"query_string":{"query":"x"}}`, "query_string on query"},
