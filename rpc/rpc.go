@@ -162,11 +162,16 @@ func handler(c Config, name string, log *slog.Logger) server.ToolHandlerFunc {
 	}
 }
 
-// Render turns a tools.Result into an MCP CallToolResult.
+// Render turns a tools.Result into an MCP CallToolResult. The text of a successful
+// result is the JSON of its structured content (tools.Result says so), so it is also
+// sent as the raw structuredContent: the wire answer is the same (encoding/json
+// escapes <, > and & when it copies the text into the answer, as it does when it
+// encodes the object), and the object is not encoded a second time.
 func Render(res tools.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
 	if !res.IsError && res.Structured != nil {
 		out.StructuredContent = res.Structured
+		out.RawStructuredContent = json.RawMessage(res.Text)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/rpc"
+	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/tools"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
 )
@@ -433,5 +435,52 @@ func TestStdio(t *testing.T) {
 	}
 	if resp.ID != 2 || resp.Result.StructuredContent["updatedBy"] != "admin" {
 		t.Fatalf("call: %q", lines)
+	}
+}
+
+// TestRenderSendsTheStructuredContentUnchanged: Render hands mcp-go the result's text
+// as the raw structuredContent; the answer must be byte for byte the one mcp-go writes
+// when it encodes the structured object itself, HTML-sensitive characters and line
+// separators included.
+func TestRenderSendsTheStructuredContentUnchanged(t *testing.T) {
+	c := catalogtest.New(t)
+	set, err := tools.New(tools.Config{Entities: c.Entities, Schemas: c.Schemas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fqn := c.Table(t, "svc", "db", "sch", "t", 3)
+	desc := "a < b && c > d, \u2028 line \u2029 para, \"quoted\" \\ é 😀 <script>"
+	if _, err := c.Entities.Patch(context.Background(), c.Admin, "table", store.ByName(fqn),
+		[]byte(`[{"op":"add","path":"/description","value":`+strconv.Quote(desc)+`}]`), ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get_entity_details", map[string]any{"entityType": "table", "fqn": fqn}},
+		{"search_metadata", map[string]any{"query": "t"}},
+		{"get_entity_details", map[string]any{"entityType": "table", "fqn": "no.such"}},
+	} {
+		res, err := set.Call(context.Background(), c.Admin, call.tool, call.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(rpc.Render(res))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := rpc.Render(res)
+		plain.RawStructuredContent = nil
+		want, err := json.Marshal(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: Render answers\n%s\nwant\n%s", call.tool, got, want)
+		}
+		if !res.IsError && !strings.Contains(string(got), `\u003c`) && call.tool == "get_entity_details" {
+			t.Errorf("%s: the description was not in the answer: %s", call.tool, got)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -101,6 +102,25 @@ func unmarshalInto(text string, v any) error { return json.Unmarshal([]byte(text
 // jsonLen is the length of v's JSON text.
 func jsonLen(v any) int { return len(marshal(v)) }
 
+// lengths measures JSON texts as jsonLen does, reusing one buffer and encoder across
+// calls. The zero value is ready to use.
+type lengths struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func (l *lengths) jsonLen(v any) int {
+	if l.enc == nil {
+		l.enc = json.NewEncoder(&l.buf)
+		l.enc.SetEscapeHTML(false)
+	}
+	l.buf.Reset()
+	if err := l.enc.Encode(v); err != nil {
+		return len(`{}`)
+	}
+	return len(bytes.TrimRight(l.buf.Bytes(), "\n"))
+}
+
 // toMap turns any JSON-marshalable value into a generic JSON object.
 func toMap(v any) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
@@ -128,11 +148,14 @@ func (s *Set) shape(t *Tool, v any) Result {
 		s.env.Logger.Error("tool result is not an object", "tool", t.Name, "error", err.Error())
 		return errorResult(meridian.Errorf(meridian.EInternal, "internal error"))
 	}
-	// A JSON round trip gives plain JSON values (float64 numbers, []any, map[string]any),
-	// which is what structured content is validated as.
-	var plain map[string]any
-	if err := json.Unmarshal(marshal(m), &plain); err != nil {
-		return errorResult(meridian.Errorf(meridian.EInternal, "internal error"))
+	// Structured content is plain JSON values (float64 numbers, []any, map[string]any),
+	// as a JSON round trip gives them. plainCopy makes that copy directly when it can
+	// tell the round trip would give the same values; otherwise the round trip runs.
+	plain, ok := plainObject(m)
+	if !ok {
+		if err := json.Unmarshal(marshal(m), &plain); err != nil {
+			return errorResult(meridian.Errorf(meridian.EInternal, "internal error"))
+		}
 	}
 	Trim(plain)
 	text := marshal(plain)
@@ -144,6 +167,106 @@ func (s *Set) shape(t *Tool, v any) Result {
 			"Ask for less: fewer entities, a smaller size or columnLimit, or fewer fields"))
 	}
 	return Result{Structured: plain, Text: string(text), StatusCode: 200}
+}
+
+// plainObject returns a deep copy of m made of plain JSON values, equal to what
+// unmarshalling m's JSON text gives, and false when it cannot be sure of that (a value
+// of another type, a string that is not valid UTF-8, a number a float64 does not hold
+// exactly), in which case the caller makes the JSON round trip itself.
+func plainObject(m map[string]any) (map[string]any, bool) {
+	if m == nil {
+		return nil, false
+	}
+	v, ok := plainCopy(m)
+	if !ok {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+// maxExactInt is the largest integer magnitude every float64 at or below holds exactly.
+const maxExactInt = 1 << 53
+
+func plainCopy(v any) (any, bool) {
+	switch t := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return t, utf8.ValidString(t)
+	case bool:
+		return t, true
+	case float64:
+		// NaN and infinities do not marshal; the round trip reports that.
+		return t, !math.IsNaN(t) && !math.IsInf(t, 0)
+	case int:
+		return float64(t), t <= maxExactInt && t >= -maxExactInt
+	case int64:
+		return float64(t), t <= maxExactInt && t >= -maxExactInt
+	case map[string]any:
+		if t == nil {
+			return nil, true // null
+		}
+		return plainMap(t)
+	case meridian.Entity:
+		if t == nil {
+			return nil, true
+		}
+		return plainMap(t)
+	case []any:
+		if t == nil {
+			return nil, true
+		}
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, ok := plainCopy(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case []map[string]any:
+		if t == nil {
+			return nil, true
+		}
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, ok := plainCopy(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case []string:
+		if t == nil {
+			return nil, true
+		}
+		out := make([]any, len(t))
+		for i, x := range t {
+			if !utf8.ValidString(x) {
+				return nil, false
+			}
+			out[i] = x
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func plainMap(m map[string]any) (any, bool) {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		if !utf8.ValidString(k) {
+			return nil, false
+		}
+		c, ok := plainCopy(x)
+		if !ok {
+			return nil, false
+		}
+		out[k] = c
+	}
+	return out, true
 }
 
 // Trim shortens long descriptions (flag descriptionTruncated) and SQL/DDL fields (flag
@@ -243,8 +366,9 @@ func offsetOf(a Args, offsetArg string) (int, error) {
 // at least one when there are rows: a page always makes progress.
 func fitRows(rows []any, room int) int {
 	used := 2 // the brackets
+	var lm lengths
 	for i, r := range rows {
-		n := jsonLen(r) + 1 // the comma
+		n := lm.jsonLen(r) + 1 // the comma
 		if used+n > room && i > 0 {
 			return i
 		}

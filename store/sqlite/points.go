@@ -16,8 +16,7 @@ func (t *tx) PutPoint(ctx context.Context, p store.Point) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO points (series, entity_id, ts, doc) VALUES (?, ?, ?, ?)
-ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`,
+	_, err := t.exec(ctx, stmtPutPoint,
 		p.Series, p.EntityID, p.Timestamp, string(p.Doc))
 	if err != nil {
 		return fmt.Errorf("sqlite: put point: %w", err)
@@ -28,18 +27,17 @@ ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`,
 // Points lists the points of one entity in one series within [From, To], newest
 // first. To 0 means no upper bound; a Limit of 0 or less means no limit.
 func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, error) {
-	query := "SELECT series, entity_id, ts, doc FROM points WHERE series = ? AND entity_id = ? AND ts >= ?"
 	args := []any{q.Series, q.EntityID, q.From}
+	mask := 0
 	if q.To > 0 {
-		query += " AND ts <= ?"
+		mask |= pointsTo
 		args = append(args, q.To)
 	}
-	query += " ORDER BY ts DESC"
 	if q.Limit > 0 {
-		query += " LIMIT ?"
+		mask |= pointsLimit
 		args = append(args, q.Limit)
 	}
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	rows, err := t.query(ctx, stmtPoints+stmtID(mask), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: points: %w", err)
 	}
@@ -61,8 +59,7 @@ func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, err
 // LatestPoint returns the newest point of an entity in a series.
 func (t *tx) LatestPoint(ctx context.Context, series, entityID string) (store.Point, error) {
 	var p store.Point
-	err := t.tx.QueryRowContext(ctx, `SELECT series, entity_id, ts, doc FROM points
-WHERE series = ? AND entity_id = ? ORDER BY ts DESC LIMIT 1`, series, entityID).
+	err := t.queryRow(ctx, stmtLatestPoint, series, entityID).
 		Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Point{}, meridian.Errorf(meridian.ENotFound, "no %s point for %s", series, entityID)
@@ -80,9 +77,9 @@ func (t *tx) DeletePoints(ctx context.Context, series, entityID string) error {
 	}
 	var err error
 	if series == "" {
-		_, err = t.tx.ExecContext(ctx, "DELETE FROM points WHERE entity_id = ?", entityID)
+		_, err = t.exec(ctx, stmtRemovePoints, entityID)
 	} else {
-		_, err = t.tx.ExecContext(ctx, "DELETE FROM points WHERE series = ? AND entity_id = ?", series, entityID)
+		_, err = t.exec(ctx, stmtDeleteSeriesPoints, series, entityID)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete points: %w", err)

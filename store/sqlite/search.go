@@ -41,23 +41,16 @@ func (t *tx) Index(ctx context.Context, d store.SearchDoc) error {
 	}
 	tags, owners, domains := lowerJSON(d.Tags), lowerJSON(d.Owners), lowerJSON(d.Domains)
 	var seq int64
-	err := t.tx.QueryRowContext(ctx, `INSERT INTO search_docs
-(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
-    service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
-    domains = excluded.domains, source = excluded.source
-RETURNING seq`,
+	err := t.queryRow(ctx, stmtIndexDoc,
 		d.ID, d.Kind, d.FQN, d.Name, strings.ToLower(d.Service), boolInt(d.Deleted), tags, owners, domains,
 		string(d.Source)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_fts WHERE rowid = ?", seq); err != nil {
+	if _, err := t.exec(ctx, stmtIndexDeleteFTS, seq); err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx,
-		"INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)",
+	if _, err := t.exec(ctx, stmtIndexInsertFTS,
 		seq, d.Name, d.DisplayName, d.Description, d.Columns); err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
@@ -70,7 +63,7 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_docs WHERE id = ?", id); err != nil {
+	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: unindex: %w", err)
 	}
 	return nil

@@ -6,7 +6,8 @@
 // transactions start with BEGIN IMMEDIATE (the write lock is taken at once, so writers
 // queue in the pool instead of failing with SQLITE_BUSY or deadlocking on a lock
 // upgrade), and a reader pool of query_only connections for read-only transactions,
-// which WAL lets run beside the writer.
+// which WAL lets run beside the writer. Each pool prepares the driver's fixed
+// statements once (stmts.go), so transactions do not parse their SQL again.
 //
 // The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …),
 // each applied in its own transaction and recorded in schema_migrations.
@@ -46,6 +47,10 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // query_only connections
+
+	// The fixed statements, prepared once per pool: every one on the writer, the
+	// reads on the readers.
+	writerStmts, readerStmts *stmts
 }
 
 var _ store.Driver = (*DB)(nil)
@@ -93,6 +98,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		writer.Close()
 		return nil, err
 	}
+	if db.writerStmts, err = prepare(ctx, writer, numStmts); err != nil {
+		writer.Close()
+		return nil, err
+	}
 
 	// Readers open after the writer has put the file in WAL mode (a persistent
 	// setting), so they never need to write to change it.
@@ -113,8 +122,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	reader.SetConnMaxIdleTime(0)
 	if err := reader.PingContext(ctx); err != nil {
 		reader.Close()
+		db.writerStmts.close()
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+	}
+	if db.readerStmts, err = prepare(ctx, reader, firstWrite); err != nil {
+		reader.Close()
+		db.writerStmts.close()
+		writer.Close()
+		return nil, err
 	}
 	db.reader = reader
 	return db, nil
@@ -143,22 +159,26 @@ func (db *DB) checkWAL(ctx context.Context) error {
 func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 	var (
 		t   *sql.Tx
+		st  *stmts
 		err error
 	)
 	if writable {
 		t, err = db.writer.BeginTx(ctx, nil)
+		st = db.writerStmts
 	} else {
 		t, err = db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		st = db.readerStmts
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &tx{tx: t, writable: writable}, nil
+	return &tx{tx: t, writable: writable, stmts: st}, nil
 }
 
 // Close closes both connection pools.
 func (db *DB) Close() error {
 	var errs []error
+	errs = append(errs, db.readerStmts.close(), db.writerStmts.close())
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

@@ -143,3 +143,22 @@ func TestWritableTransactionLocksAtOnce(t *testing.T) {
 		t.Errorf("write after rollback: %v", err)
 	}
 }
+
+// TestFixedStatementsArePreparedPerPool: the writer prepares every fixed statement, the
+// readers only the reads, and each has SQL of its own.
+func TestFixedStatementsArePreparedPerPool(t *testing.T) {
+	db, _ := openTemp(t)
+	seen := map[string]stmtID{}
+	for id := stmtID(0); id < numStmts; id++ {
+		if prev, dup := seen[stmtSQL[id]]; dup {
+			t.Errorf("statements %d and %d have the same SQL %q", prev, id, stmtSQL[id])
+		}
+		seen[stmtSQL[id]] = id
+		if db.writerStmts[id] == nil {
+			t.Errorf("writer did not prepare %q", stmtSQL[id])
+		}
+		if got := db.readerStmts[id] != nil; got != (id < firstWrite) {
+			t.Errorf("reader prepared %q: %v, want %v", stmtSQL[id], got, id < firstWrite)
+		}
+	}
+}

@@ -23,6 +23,8 @@ import (
 type tx struct {
 	tx       *sql.Tx
 	writable bool
+	stmts    *stmts              // the pool's prepared statements
+	bound    [numStmts]*sql.Stmt // those bound to this transaction so far
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -100,9 +102,9 @@ func scanRow(s scanner) (store.Row, error) {
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row *sql.Row
 	if kind == "" {
-		row = t.tx.QueryRowContext(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = ?", id)
+		row = t.queryRow(ctx, stmtGet, id)
 	} else {
-		row = t.tx.QueryRowContext(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = ? AND kind = ?", id, kind)
+		row = t.queryRow(ctx, stmtGetKind, id, kind)
 	}
 	r, err := scanRow(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -115,8 +117,7 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 }
 
 func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
-	r, err := scanRow(t.tx.QueryRowContext(ctx,
-		"SELECT "+entityColumns+" FROM entities WHERE kind = ? AND fqn = ?", kind, fqn))
+	r, err := scanRow(t.queryRow(ctx, stmtGetByFQN, kind, fqn))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Row{}, meridian.NotFound(kindOrEntity(kind), fqn)
 	}
@@ -132,8 +133,7 @@ func (t *tx) Insert(ctx context.Context, r store.Row) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO entities (`+entityColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, stmtInsert,
 		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc))
 	if isUnique(err) {
 		return errExists()
@@ -148,9 +148,7 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	if err := t.write(); err != nil {
 		return err
 	}
-	res, err := t.tx.ExecContext(ctx, `UPDATE entities
-SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?
-WHERE id = ? AND version = ?`,
+	res, err := t.exec(ctx, stmtUpdate,
 		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc),
 		r.ID, int64(expect))
 	if isUnique(err) {
@@ -167,7 +165,7 @@ WHERE id = ? AND version = ?`,
 		return nil
 	}
 	var one int
-	err = t.tx.QueryRowContext(ctx, "SELECT 1 FROM entities WHERE id = ?", r.ID).Scan(&one)
+	err = t.queryRow(ctx, stmtExists, r.ID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return meridian.NotFound(kindOrEntity(r.Kind), r.ID)
 	}
@@ -185,19 +183,19 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM entity_versions WHERE id = ?", id); err != nil {
+	if _, err := t.exec(ctx, stmtRemoveVersions, id); err != nil {
 		return fmt.Errorf("sqlite: remove versions: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM relations WHERE from_id = ? OR to_id = ?", id, id); err != nil {
+	if _, err := t.exec(ctx, stmtRemoveRelations, id, id); err != nil {
 		return fmt.Errorf("sqlite: remove relations: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM search_docs WHERE id = ?", id); err != nil {
+	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: remove search document: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, "DELETE FROM points WHERE entity_id = ?", id); err != nil {
+	if _, err := t.exec(ctx, stmtRemovePoints, id); err != nil {
 		return fmt.Errorf("sqlite: remove points: %w", err)
 	}
-	res, err := t.tx.ExecContext(ctx, "DELETE FROM entities WHERE id = ?", id)
+	res, err := t.exec(ctx, stmtRemoveEntity, id)
 	if err != nil {
 		return fmt.Errorf("sqlite: remove entity: %w", err)
 	}
@@ -330,8 +328,7 @@ func (t *tx) PutVersion(ctx context.Context, id string, v meridian.Version, doc 
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO entity_versions (id, version, doc) VALUES (?, ?, ?)
-ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), string(doc))
+	_, err := t.exec(ctx, stmtPutVersion, id, int64(v), string(doc))
 	if err != nil {
 		return fmt.Errorf("sqlite: put version: %w", err)
 	}
@@ -339,7 +336,7 @@ ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), strin
 }
 
 func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT doc FROM entity_versions WHERE id = ? ORDER BY version DESC", id)
+	rows, err := t.query(ctx, stmtVersions, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: versions: %w", err)
 	}
@@ -360,7 +357,7 @@ func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
 
 func (t *tx) Version(ctx context.Context, id string, v meridian.Version) ([]byte, error) {
 	var doc []byte
-	err := t.tx.QueryRowContext(ctx, "SELECT doc FROM entity_versions WHERE id = ? AND version = ?", id, int64(v)).Scan(&doc)
+	err := t.queryRow(ctx, stmtVersion, id, int64(v)).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, meridian.Errorf(meridian.ENotFound, "entity instance for %s version %s not found", id, v)
 	}
@@ -376,10 +373,7 @@ func (t *tx) Relate(ctx context.Context, r store.Relation) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc, seq)
-VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM relations))
-ON CONFLICT (from_id, to_id, type) DO UPDATE
-SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`,
+	_, err := t.exec(ctx, stmtRelate,
 		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, nullText(r.Doc))
 	if err != nil {
 		return fmt.Errorf("sqlite: relate: %w", err)
@@ -391,8 +385,7 @@ func (t *tx) Unrelate(ctx context.Context, r store.Relation) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND type = ?",
-		r.FromID, r.ToID, r.Type)
+	_, err := t.exec(ctx, stmtUnrelate, r.FromID, r.ToID, r.Type)
 	if err != nil {
 		return fmt.Errorf("sqlite: unrelate: %w", err)
 	}
@@ -401,27 +394,22 @@ func (t *tx) Unrelate(ctx context.Context, r store.Relation) error {
 
 func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Relation, error) {
 	var (
-		where []string
-		args  []any
+		mask int
+		args = make([]any, 0, 3)
 	)
 	if q.FromID != "" {
-		where = append(where, "from_id = ?")
+		mask |= relFrom
 		args = append(args, q.FromID)
 	}
 	if q.ToID != "" {
-		where = append(where, "to_id = ?")
+		mask |= relTo
 		args = append(args, q.ToID)
 	}
 	if q.Type != "" {
-		where = append(where, "type = ?")
+		mask |= relType
 		args = append(args, q.Type)
 	}
-	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY seq"
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	rows, err := t.query(ctx, stmtRelations+stmtID(mask), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: relations: %w", err)
 	}
@@ -464,10 +452,7 @@ func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
 		}
 		entity = string(b)
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO change_events
-(id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
- change_description, entity, recursive)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, stmtAppendEvent,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
 		e.PreviousVersion, e.CurrentVersion, change, entity, boolInt(e.Recursive))
 	if isUnique(err) {
@@ -482,22 +467,28 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // Events lists outbox events matching q, oldest first. A limit of 0 or less means no
 // limit.
 func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
-	query := `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
-previous_version, current_version, change_description, entity, recursive
-FROM change_events WHERE seq > ? AND ts >= ?`
 	args := []any{q.After, q.Since}
-	if len(q.EntityTypes) > 0 {
-		query += " AND entity_type IN (?" + strings.Repeat(", ?", len(q.EntityTypes)-1) + ")"
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	switch {
+	case len(q.EntityTypes) > 0:
+		query := eventsSQL + " AND entity_type IN (?" + strings.Repeat(", ?", len(q.EntityTypes)-1) + ")"
 		for _, et := range q.EntityTypes {
 			args = append(args, et)
 		}
+		query += " ORDER BY seq"
+		if q.Limit > 0 {
+			query += " LIMIT ?"
+			args = append(args, q.Limit)
+		}
+		rows, err = t.tx.QueryContext(ctx, query, args...)
+	case q.Limit > 0:
+		rows, err = t.query(ctx, stmtEventsLimit, append(args, q.Limit)...)
+	default:
+		rows, err = t.query(ctx, stmtEvents, args...)
 	}
-	query += " ORDER BY seq"
-	if q.Limit > 0 {
-		query += " LIMIT ?"
-		args = append(args, q.Limit)
-	}
-	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events: %w", err)
 	}
@@ -544,7 +535,7 @@ func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, "INSERT INTO tokens ("+tokenColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err := t.exec(ctx, stmtPutToken,
 		tk.ID, tk.Hash, tk.UserName, tk.Name, tk.TokenType, tk.CreatedAt, tk.ExpiresAt, boolInt(tk.Revoked))
 	if isUnique(err) {
 		return meridian.Errorf(meridian.EConflict, "Token already exists")
@@ -557,7 +548,7 @@ func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
 
 // TokenByHash finds a token by its hash. The message does not repeat the hash.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	tk, err := scanToken(t.tx.QueryRowContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = ?", hash))
+	tk, err := scanToken(t.queryRow(ctx, stmtTokenByHash, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
 	}
@@ -571,7 +562,7 @@ func (t *tx) RevokeToken(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	res, err := t.tx.ExecContext(ctx, "UPDATE tokens SET revoked = 1 WHERE id = ?", id)
+	res, err := t.exec(ctx, stmtRevokeToken, id)
 	if err != nil {
 		return fmt.Errorf("sqlite: revoke token: %w", err)
 	}
@@ -587,8 +578,7 @@ func (t *tx) RevokeToken(ctx context.Context, id string) error {
 
 // Tokens lists a user's tokens, oldest first.
 func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
-	rows, err := t.tx.QueryContext(ctx,
-		"SELECT "+tokenColumns+" FROM tokens WHERE user_name = ? ORDER BY created_at, id", userName)
+	rows, err := t.query(ctx, stmtTokens, userName)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
@@ -609,7 +599,7 @@ func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error)
 
 func (t *tx) Setting(ctx context.Context, key string) (string, error) {
 	var v string
-	err := t.tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", key).Scan(&v)
+	err := t.queryRow(ctx, stmtSetting, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", meridian.NotFound("setting", key)
 	}
@@ -623,8 +613,7 @@ func (t *tx) PutSetting(ctx context.Context, key, value string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
-ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	_, err := t.exec(ctx, stmtPutSetting, key, value)
 	if err != nil {
 		return fmt.Errorf("sqlite: put setting: %w", err)
 	}

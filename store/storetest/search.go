@@ -329,7 +329,7 @@ func testSearchPaging(t *testing.T, f *Fixture) {
 		{store.SearchRequest{Size: store.MaxSearchSize + 1}, "[query param size must be less than or equal to 1000]"},
 		{store.SearchRequest{From: 9500, Size: 1000}, "Result window is too large, from + size must be less than or equal to: [10000] but was [10500]"},
 		{store.SearchRequest{QueryFilter: `{"range":{"updatedAt":{"gte":1}}}`}, "Unsupported query_filter: range on updatedAt. " +
-			"Supported: match_all, term/terms/match and bool.must/bool.filter on entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"},
+			"Supported: match_all, term/terms/match, bool.must/bool.filter, and bool.should on one field, on entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"},
 	}
 	for _, b := range bad {
 		_, err := f.E.Search(f.Ctx, f.Admin, b.req)

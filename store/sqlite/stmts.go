@@ -1,0 +1,264 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Prepared statements. modernc.org/sqlite parses the SQL text of every unprepared call
+// again (sqlite3_prepare_v2), which costs as much as running a small indexed query. So
+// each pool prepares the driver's fixed statements once, when the database opens, and
+// a transaction binds them to its connection with Tx.StmtContext: database/sql prepares
+// a statement at most once per connection and keeps it, so after warm-up no call parses
+// SQL. Statements whose text depends on the query (List, Search, Events with entity
+// types) run unprepared.
+
+// stmtID names a fixed statement.
+type stmtID int
+
+const (
+	stmtGet stmtID = iota
+	stmtGetKind
+	stmtGetByFQN
+	stmtExists
+	stmtVersions
+	stmtVersion
+	// stmtRelations is the first of eight variants: stmtRelations + the mask of
+	// relFrom, relTo and relType for the fields the query sets.
+	stmtRelations
+	_
+	_
+	_
+	_
+	_
+	_
+	_
+	stmtEvents
+	stmtEventsLimit
+	stmtTokenByHash
+	stmtTokens
+	stmtSetting
+	// stmtPoints is the first of four variants: stmtPoints + the mask of pointsTo and
+	// pointsLimit.
+	stmtPoints
+	_
+	_
+	_
+	stmtLatestPoint
+
+	// Writes, prepared on the writer only (from firstWrite on).
+	stmtInsert
+	stmtUpdate
+	stmtRemoveVersions
+	stmtRemoveRelations
+	stmtRemoveSearch
+	stmtRemovePoints
+	stmtRemoveEntity
+	stmtPutVersion
+	stmtRelate
+	stmtUnrelate
+	stmtAppendEvent
+	stmtPutToken
+	stmtRevokeToken
+	stmtPutSetting
+	stmtIndexDoc
+	stmtIndexDeleteFTS
+	stmtIndexInsertFTS
+	stmtPutPoint
+	stmtDeleteSeriesPoints
+
+	numStmts
+)
+
+// firstWrite is the first statement only the writer prepares.
+const firstWrite = stmtInsert
+
+// Variant bits of stmtRelations and stmtPoints.
+const (
+	relFrom = 1 << iota
+	relTo
+	relType
+)
+
+const (
+	pointsTo = 1 << iota
+	pointsLimit
+)
+
+// stmtSQL is the text of every fixed statement.
+var stmtSQL = func() [numStmts]string {
+	var s [numStmts]string
+	s[stmtGet] = "SELECT " + entityColumns + " FROM entities WHERE id = ?"
+	s[stmtGetKind] = "SELECT " + entityColumns + " FROM entities WHERE id = ? AND kind = ?"
+	s[stmtGetByFQN] = "SELECT " + entityColumns + " FROM entities WHERE kind = ? AND fqn = ?"
+	s[stmtExists] = "SELECT 1 FROM entities WHERE id = ?"
+	s[stmtVersions] = "SELECT doc FROM entity_versions WHERE id = ? ORDER BY version DESC"
+	s[stmtVersion] = "SELECT doc FROM entity_versions WHERE id = ? AND version = ?"
+	for mask := 0; mask < 8; mask++ {
+		s[stmtRelations+stmtID(mask)] = relationsSQL(mask)
+	}
+	s[stmtEvents] = eventsSQL + " ORDER BY seq"
+	s[stmtEventsLimit] = eventsSQL + " ORDER BY seq LIMIT ?"
+	s[stmtTokenByHash] = "SELECT " + tokenColumns + " FROM tokens WHERE hash = ?"
+	s[stmtTokens] = "SELECT " + tokenColumns + " FROM tokens WHERE user_name = ? ORDER BY created_at, id"
+	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
+	for mask := 0; mask < 4; mask++ {
+		s[stmtPoints+stmtID(mask)] = pointsSQL(mask)
+	}
+	s[stmtLatestPoint] = `SELECT series, entity_id, ts, doc FROM points
+WHERE series = ? AND entity_id = ? ORDER BY ts DESC LIMIT 1`
+
+	s[stmtInsert] = `INSERT INTO entities (` + entityColumns + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	s[stmtUpdate] = `UPDATE entities
+SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?
+WHERE id = ? AND version = ?`
+	s[stmtRemoveVersions] = "DELETE FROM entity_versions WHERE id = ?"
+	s[stmtRemoveRelations] = "DELETE FROM relations WHERE from_id = ? OR to_id = ?"
+	s[stmtRemoveSearch] = "DELETE FROM search_docs WHERE id = ?"
+	s[stmtRemovePoints] = "DELETE FROM points WHERE entity_id = ?" // also DeletePoints of every series
+	s[stmtRemoveEntity] = "DELETE FROM entities WHERE id = ?"
+	s[stmtPutVersion] = `INSERT INTO entity_versions (id, version, doc) VALUES (?, ?, ?)
+ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`
+	s[stmtRelate] = `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc, seq)
+VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM relations))
+ON CONFLICT (from_id, to_id, type) DO UPDATE
+SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`
+	s[stmtUnrelate] = "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND type = ?"
+	s[stmtAppendEvent] = `INSERT INTO change_events
+(id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
+ change_description, entity, recursive)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	s[stmtPutToken] = "INSERT INTO tokens (" + tokenColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	s[stmtRevokeToken] = "UPDATE tokens SET revoked = 1 WHERE id = ?"
+	s[stmtPutSetting] = `INSERT INTO settings (key, value) VALUES (?, ?)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	s[stmtIndexDoc] = `INSERT INTO search_docs
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
+    service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
+    domains = excluded.domains, source = excluded.source
+RETURNING seq`
+	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
+	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"
+	s[stmtPutPoint] = `INSERT INTO points (series, entity_id, ts, doc) VALUES (?, ?, ?, ?)
+ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`
+	s[stmtDeleteSeriesPoints] = "DELETE FROM points WHERE series = ? AND entity_id = ?"
+	return s
+}()
+
+// relationsSQL is the Relations query for the fields set in mask (relFrom, relTo,
+// relType), with their values bound in that order.
+func relationsSQL(mask int) string {
+	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
+	sep := " WHERE "
+	for _, c := range []struct {
+		bit  int
+		cond string
+	}{{relFrom, "from_id = ?"}, {relTo, "to_id = ?"}, {relType, "type = ?"}} {
+		if mask&c.bit != 0 {
+			query += sep + c.cond
+			sep = " AND "
+		}
+	}
+	return query + " ORDER BY seq"
+}
+
+// eventsSQL is the Events query before its entity-type filter, order and limit.
+const eventsSQL = `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
+previous_version, current_version, change_description, entity, recursive
+FROM change_events WHERE seq > ? AND ts >= ?`
+
+// pointsSQL is the Points query with an upper bound (pointsTo) and a limit
+// (pointsLimit) as mask says; the values bind in the order series, entity, from, to,
+// limit.
+func pointsSQL(mask int) string {
+	query := "SELECT series, entity_id, ts, doc FROM points WHERE series = ? AND entity_id = ? AND ts >= ?"
+	if mask&pointsTo != 0 {
+		query += " AND ts <= ?"
+	}
+	query += " ORDER BY ts DESC"
+	if mask&pointsLimit != 0 {
+		query += " LIMIT ?"
+	}
+	return query
+}
+
+// stmts are the prepared statements of one pool; a nil entry is not prepared there.
+type stmts [numStmts]*sql.Stmt
+
+// prepare prepares the statements before last on the pool. Call it after the schema
+// is up to date, outside any transaction of the pool (the writer has one connection).
+func prepare(ctx context.Context, db *sql.DB, last stmtID) (*stmts, error) {
+	var s stmts
+	for id := stmtID(0); id < last; id++ {
+		if stmtSQL[id] == "" {
+			s.close()
+			return nil, fmt.Errorf("sqlite: statement %d has no SQL", id)
+		}
+		st, err := db.PrepareContext(ctx, stmtSQL[id])
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("sqlite: prepare %q: %w", stmtSQL[id], err)
+		}
+		s[id] = st
+	}
+	return &s, nil
+}
+
+// close closes the prepared statements.
+func (s *stmts) close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for i, st := range s {
+		if st != nil {
+			errs = append(errs, st.Close())
+			s[i] = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stmt returns statement id bound to the transaction's connection, prepared once per
+// connection and reused for the rest of the transaction. It is nil when the pool did
+// not prepare it.
+func (t *tx) stmt(ctx context.Context, id stmtID) *sql.Stmt {
+	if st := t.bound[id]; st != nil {
+		return st
+	}
+	if t.stmts == nil || t.stmts[id] == nil {
+		return nil
+	}
+	st := t.tx.StmtContext(ctx, t.stmts[id])
+	t.bound[id] = st
+	return st
+}
+
+// exec runs a fixed statement that returns no rows.
+func (t *tx) exec(ctx context.Context, id stmtID, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, id); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, stmtSQL[id], args...)
+}
+
+// query runs a fixed statement that returns rows.
+func (t *tx) query(ctx context.Context, id stmtID, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, id); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, stmtSQL[id], args...)
+}
+
+// queryRow runs a fixed statement that returns at most one row.
+func (t *tx) queryRow(ctx context.Context, id stmtID, args ...any) *sql.Row {
+	if st := t.stmt(ctx, id); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, stmtSQL[id], args...)
+}
