@@ -80,7 +80,7 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 		if !k.HasField(field) || (want != nil && !want[field]) {
 			continue
 		}
-		refs, err := relatedRefs(ctx, tx, r.ID, field)
+		refs, err := relatedRefs(ctx, tx, r.ID, field, false)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +90,7 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 		if !k.HasField(field) || (want != nil && !want[field]) {
 			continue
 		}
-		refs, err := relatingRefs(ctx, tx, r.ID, inv.Type)
+		refs, err := relatedRefs(ctx, tx, r.ID, inv.Type, true)
 		if err != nil {
 			return nil, err
 		}
@@ -104,36 +104,24 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 	return e, nil
 }
 
-// relatedRefs returns the references an entity holds in a relationship field.
-func relatedRefs(ctx context.Context, tx Tx, id, field string) ([]meridian.EntityRef, error) {
-	rels, err := tx.Relations(ctx, RelationQuery{FromID: id, Type: field})
+// relatedRefs returns the references an entity holds in a relationship field, or with
+// inverse the entities whose relation of that type points at it (a team's users).
+func relatedRefs(ctx context.Context, tx Tx, id, typ string, inverse bool) ([]meridian.EntityRef, error) {
+	q := RelationQuery{FromID: id, Type: typ}
+	if inverse {
+		q = RelationQuery{ToID: id, Type: typ}
+	}
+	rels, err := tx.Relations(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	refs := make([]meridian.EntityRef, 0, len(rels))
 	for _, rel := range rels {
-		r, err := tx.Get(ctx, rel.ToKind, rel.ToID)
-		if meridian.ErrorCode(err) == meridian.ENotFound {
-			continue
+		kind, target := rel.ToKind, rel.ToID
+		if inverse {
+			kind, target = rel.FromKind, rel.FromID
 		}
-		if err != nil {
-			return nil, err
-		}
-		refs = append(refs, refOf(r))
-	}
-	return refs, nil
-}
-
-// relatingRefs returns the entities whose relation of type typ points at the entity id
-// (an inverse relationship field, such as a team's users).
-func relatingRefs(ctx context.Context, tx Tx, id, typ string) ([]meridian.EntityRef, error) {
-	rels, err := tx.Relations(ctx, RelationQuery{ToID: id, Type: typ})
-	if err != nil {
-		return nil, err
-	}
-	refs := make([]meridian.EntityRef, 0, len(rels))
-	for _, rel := range rels {
-		r, err := tx.Get(ctx, rel.FromKind, rel.FromID)
+		r, err := tx.Get(ctx, kind, target)
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			continue
 		}

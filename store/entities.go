@@ -66,16 +66,21 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 		if err != nil {
 			return err
 		}
-		if err := s.complete(ctx, tx, p, k, d); err != nil {
-			return err
-		}
-		if err := s.insert(ctx, tx, p, k, d); err != nil {
-			return err
-		}
-		res = Result{Entity: s.shape(p, k, d.entity, nil), Change: meridian.EventEntityCreated, Created: true}
-		return nil
+		res, err = s.createDraft(ctx, tx, p, k, d)
+		return err
 	})
 	return res, err
+}
+
+// createDraft completes and inserts a new entity and answers it.
+func (s *Entities) createDraft(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) (Result, error) {
+	if err := s.complete(ctx, tx, p, k, d); err != nil {
+		return Result{}, err
+	}
+	if err := s.insert(ctx, tx, p, k, d); err != nil {
+		return Result{}, err
+	}
+	return Result{Entity: s.shape(p, k, d.entity, nil), Change: meridian.EventEntityCreated, Created: true}, nil
 }
 
 // CreateOrUpdate creates the entity named by the body, or updates it with
@@ -99,14 +104,8 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 			if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
 				return err
 			}
-			if err := s.complete(ctx, tx, p, k, d); err != nil {
-				return err
-			}
-			if err := s.insert(ctx, tx, p, k, d); err != nil {
-				return err
-			}
-			res = Result{Entity: s.shape(p, k, d.entity, nil), Change: meridian.EventEntityCreated, Created: true}
-			return nil
+			res, err = s.createDraft(ctx, tx, p, k, d)
+			return err
 		}
 		if err != nil {
 			return err

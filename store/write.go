@@ -295,36 +295,16 @@ func (s *Entities) resolveFields(ctx context.Context, tx Tx, k *meridian.Kind, e
 		if !ok || field == "followers" {
 			continue
 		}
-		if !k.HasField(field) {
-			return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
-		}
-		rows, err := resolveRefList(ctx, tx, field, v, kinds)
-		if err != nil {
+		if err := resolveListField(ctx, tx, k, e, field, v, kinds); err != nil {
 			return err
 		}
-		refs := make([]meridian.EntityRef, len(rows))
-		for i, r := range rows {
-			refs[i] = refOf(r)
-		}
-		e[field] = refsToList(refs)
 	}
 	for field, inv := range meridian.InverseRelationFields {
-		v, ok := e[field]
-		if !ok {
-			continue
+		if v, ok := e[field]; ok {
+			if err := resolveListField(ctx, tx, k, e, field, v, inv.Kinds); err != nil {
+				return err
+			}
 		}
-		if !k.HasField(field) {
-			return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
-		}
-		rows, err := resolveRefList(ctx, tx, field, v, inv.Kinds)
-		if err != nil {
-			return err
-		}
-		refs := make([]meridian.EntityRef, len(rows))
-		for i, r := range rows {
-			refs[i] = refOf(r)
-		}
-		e[field] = refsToList(refs)
 	}
 	for field, kinds := range k.Refs {
 		v, ok := e[field]
@@ -337,6 +317,23 @@ func (s *Entities) resolveFields(ctx context.Context, tx Tx, k *meridian.Kind, e
 		}
 		e[field] = refOf(r).Map()
 	}
+	return nil
+}
+
+// resolveListField replaces a list of references in e[field] with full references.
+func resolveListField(ctx context.Context, tx Tx, k *meridian.Kind, e meridian.Entity, field string, v any, kinds []string) error {
+	if !k.HasField(field) {
+		return meridian.Errorf(meridian.EInvalid, "Unrecognized field %s", field)
+	}
+	rows, err := resolveRefList(ctx, tx, field, v, kinds)
+	if err != nil {
+		return err
+	}
+	refs := make([]meridian.EntityRef, len(rows))
+	for i, r := range rows {
+		refs[i] = refOf(r)
+	}
+	e[field] = refsToList(refs)
 	return nil
 }
 
