@@ -175,20 +175,36 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 	return out
 }
 
-// stored returns the document as it is written to the entity row: secrets sealed and
-// relationship fields left to the relationship store.
-func (s *Entities) stored(k *meridian.Kind, e meridian.Entity) (meridian.Entity, error) {
-	out, err := s.sealed(k, e)
+// written is a document in the forms a write stores: snap is the full document with its
+// secrets sealed (the version snapshot and the change event), row and version are the
+// encoded entity row (without relationship fields, which live in the relationship
+// store) and snapshot. When the document holds no relationship fields both are the
+// same bytes.
+type written struct {
+	snap         meridian.Entity
+	row, version []byte
+}
+
+// write prepares a full document for storage, sealing its secrets once.
+func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
+	snap, err := s.sealed(k, e)
 	if err != nil {
-		return nil, err
+		return written{}, err
 	}
-	for field := range meridian.RelationFields {
-		delete(out, field)
+	row := make(meridian.Entity, len(snap))
+	for key, v := range snap {
+		_, rel := meridian.RelationFields[key]
+		_, inv := meridian.InverseRelationFields[key]
+		if !rel && !inv {
+			row[key] = v
+		}
 	}
-	for field := range meridian.InverseRelationFields {
-		delete(out, field)
+	w := written{snap: snap, row: encode(row)}
+	w.version = w.row
+	if len(row) != len(snap) {
+		w.version = encode(snap)
 	}
-	return out, nil
+	return w, nil
 }
 
 // sealed returns a copy of the document with its secrets sealed, for version snapshots.

@@ -688,12 +688,12 @@ func (s *Entities) validate(k *meridian.Kind, e meridian.Entity) error {
 // version snapshot and its change event.
 func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) error {
 	e := d.entity
-	doc, err := s.stored(k, e)
+	w, err := s.write(k, e)
 	if err != nil {
 		return err
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
-		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: encode(doc)}
+		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
 	if err := tx.Insert(ctx, row); err != nil {
 		return err
 	}
@@ -705,17 +705,13 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := syncRelations(ctx, tx, k, row.ID, nil, e); err != nil {
 		return err
 	}
-	snap, err := s.sealed(k, e)
-	if err != nil {
-		return err
-	}
-	if err := tx.PutVersion(ctx, row.ID, row.Version, encode(snap)); err != nil {
+	if err := tx.PutVersion(ctx, row.ID, row.Version, w.version); err != nil {
 		return err
 	}
 	if err := tx.Index(ctx, SearchDocOf(k, e)); err != nil {
 		return err
 	}
-	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, snap, nil))
+	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, w.snap, nil))
 }
 
 // writeOpts says how update records a change.
@@ -754,30 +750,26 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := s.validate(k, next); err != nil {
 		return nil, "", err
 	}
-	doc, err := s.stored(k, next)
+	w, err := s.write(k, next)
 	if err != nil {
 		return nil, "", err
 	}
 	updated := Row{ID: row.ID, Kind: k.Name, Name: row.Name, FQN: row.FQN, Version: version, UpdatedAt: now,
-		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: encode(doc)}
+		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: w.row}
 	if err := tx.Update(ctx, updated, row.Version); err != nil {
 		return nil, "", err
 	}
 	if err := syncRelations(ctx, tx, k, row.ID, old, next); err != nil {
 		return nil, "", err
 	}
-	snap, err := s.sealed(k, next)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := tx.PutVersion(ctx, row.ID, version, encode(snap)); err != nil {
+	if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
 		return nil, "", err
 	}
 	if err := tx.Index(ctx, SearchDocOf(k, next)); err != nil {
 		return nil, "", err
 	}
 	if o.emit {
-		ev := s.event(p, o.change, k, snap, &cd)
+		ev := s.event(p, o.change, k, w.snap, &cd)
 		ev.Recursive = o.recursive
 		if err := tx.AppendEvent(ctx, ev); err != nil {
 			return nil, "", err
