@@ -280,10 +280,12 @@ func ParseQueryFilter(s string) ([]SearchFilter, error) {
 	return out, nil
 }
 
+// otherKeys returns m's keys but except, sorted; an empty except keeps every key (an
+// empty string is a valid JSON key).
 func otherKeys(m map[string]any, except string) []string {
 	var keys []string
 	for k := range m {
-		if k != except {
+		if except == "" || k != except {
 			keys = append(keys, k)
 		}
 	}
@@ -340,6 +342,9 @@ func parseClause(m map[string]any, where string, out *[]SearchFilter) error {
 			}
 			return parseShould(b, out)
 		default:
+			if op == "" {
+				return unsupportedFilter("a clause in %s with an empty query type", where)
+			}
 			field := ""
 			if b, ok := body.(map[string]any); ok && len(b) == 1 {
 				field = " on " + otherKeys(b, "")[0]
@@ -379,8 +384,8 @@ func parseShould(b map[string]any, out *[]SearchFilter) error {
 	var merged SearchFilter
 	for _, item := range list {
 		c, ok := item.(map[string]any)
-		if !ok {
-			return unsupportedFilter("bool.should items must be objects")
+		if !ok || len(c) == 0 {
+			return unsupportedFilter("bool.should items must be non-empty objects")
 		}
 		var one []SearchFilter
 		for op, body := range c {
@@ -423,6 +428,9 @@ func parseLeaf(op string, body any, out *[]SearchFilter) error {
 	name := fields[0]
 	field, ok := searchFields[strings.TrimSuffix(name, ".keyword")]
 	if !ok {
+		if name == "" {
+			return unsupportedFilter("%s on an empty field name", op)
+		}
 		return unsupportedFilter("%s on %s", op, name)
 	}
 	val := b[name]
