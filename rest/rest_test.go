@@ -26,7 +26,7 @@ import (
 
 // fixture is a REST server over a real SQLite catalog, with an admin token.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	ents  *store.Entities
 	auth  *auth.Authority
@@ -34,7 +34,7 @@ type fixture struct {
 	ready error  // what Ready answers
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
