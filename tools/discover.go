@@ -57,8 +57,9 @@ func searchMetadata(env *Env) *Tool {
 			"entityType": String("Entity type to search, e.g. table, dashboard, glossaryTerm, tag, metric, user, team; " +
 				"\"dataAsset\" (the default) searches every data asset, \"all\" every kind."),
 			"queryFilter": String("Optional OpenSearch query DSL JSON of term filters, e.g. " +
-				"{\"query\":{\"term\":{\"service.name\":\"mysql_prod\"}}} (term, terms, match, bool.must/filter on " +
-				"entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted)."),
+				"{\"query\":{\"term\":{\"service.name\":\"mysql_prod\"}}} (term, terms, match, bool.must/filter, and " +
+				"bool.should over one field, on entityType, service.name, tags.tagFQN, owners.name, " +
+				"domains.fullyQualifiedName, deleted)."),
 			"size":                  Integer("Hits per page (1–50; larger values are clamped).").Min(1).Max(searchMaxSize).Default(searchDefaultSize),
 			"from":                  Integer("Offset of the first hit.").Min(0).Default(0),
 			"cursor":                Cursor(),
