@@ -76,25 +76,24 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 	if err := s.openSecrets(k, e); err != nil {
 		return nil, err
 	}
+	// The wanted relationship fields by relation type: a direct field's type is its
+	// name; inverse fields may share a type. One read for each direction.
+	direct, inverse := map[string][]string{}, map[string][]string{}
 	for field := range meridian.RelationFields {
-		if !k.HasField(field) || (want != nil && !want[field]) {
-			continue
+		if k.HasField(field) && (want == nil || want[field]) {
+			direct[field] = append(direct[field], field)
 		}
-		refs, err := relatedRefs(ctx, tx, r.ID, field, false)
-		if err != nil {
-			return nil, err
-		}
-		e[field] = refsToList(refs)
 	}
 	for field, inv := range meridian.InverseRelationFields {
-		if !k.HasField(field) || (want != nil && !want[field]) {
-			continue
+		if k.HasField(field) && (want == nil || want[field]) {
+			inverse[inv.Type] = append(inverse[inv.Type], field)
 		}
-		refs, err := relatedRefs(ctx, tx, r.ID, inv.Type, true)
-		if err != nil {
-			return nil, err
-		}
-		e[field] = refsToList(refs)
+	}
+	if err := setRelationFields(ctx, tx, e, r.ID, direct, false); err != nil {
+		return nil, err
+	}
+	if err := setRelationFields(ctx, tx, e, r.ID, inverse, true); err != nil {
+		return nil, err
 	}
 	if k.HasField("tags") {
 		if _, ok := e["tags"]; !ok {
@@ -104,33 +103,34 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 	return e, nil
 }
 
-// relatedRefs returns the references an entity holds in a relationship field, or with
-// inverse the entities whose relation of that type points at it (a team's users).
-func relatedRefs(ctx context.Context, tx Tx, id, typ string, inverse bool) ([]meridian.EntityRef, error) {
-	q := RelationQuery{FromID: id, Type: typ}
-	if inverse {
-		q = RelationQuery{ToID: id, Type: typ}
+// setRelationFields sets relationship fields of e, the entity id, with one read of its
+// relations; fields maps each relation type to the fields that show it. A field lists
+// the entities the entity's relations of its type point at, oldest first, or with
+// inverse the entities whose relations of its type point at it (a team's users).
+// Relations to entities that no longer exist are left out.
+func setRelationFields(ctx context.Context, tx Tx, e meridian.Entity, id string, fields map[string][]string, inverse bool) error {
+	if len(fields) == 0 {
+		return nil
 	}
-	rels, err := tx.Relations(ctx, q)
+	types := make([]string, 0, len(fields))
+	for typ := range fields {
+		types = append(types, typ)
+	}
+	sort.Strings(types)
+	rows, err := tx.Related(ctx, id, types, inverse)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	refs := make([]meridian.EntityRef, 0, len(rels))
-	for _, rel := range rels {
-		kind, target := rel.ToKind, rel.ToID
-		if inverse {
-			kind, target = rel.FromKind, rel.FromID
-		}
-		r, err := tx.Get(ctx, kind, target)
-		if meridian.ErrorCode(err) == meridian.ENotFound {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		refs = append(refs, refOf(r))
+	refs := make(map[string][]meridian.EntityRef, len(fields))
+	for _, rr := range rows {
+		refs[rr.Type] = append(refs[rr.Type], refOf(rr.Row))
 	}
-	return refs, nil
+	for typ, names := range fields {
+		for _, field := range names {
+			e[field] = refsToList(refs[typ])
+		}
+	}
+	return nil
 }
 
 // refOf builds a reference to a stored row.

@@ -90,6 +90,13 @@ type RelationQuery struct {
 	Type   string
 }
 
+// RelatedRow is one relation found by Tx.Related: its type and the entity at its
+// other end.
+type RelatedRow struct {
+	Type string
+	Row  Row
+}
+
 // EventQuery selects outbox events: sequence number above After, timestamp at or
 // after Since (epoch ms, 0 for any), entity type in EntityTypes (empty for any). Limit
 // 0 or less means no limit.
@@ -211,6 +218,12 @@ type Tx interface {
 	Unrelate(ctx context.Context, r Relation) error
 	// Relations lists the relations matching the query, oldest first.
 	Relations(ctx context.Context, q RelationQuery) ([]Relation, error)
+	// Related reads, in one query, the relations of the given types from the entity (with
+	// inverse, to it), oldest first, each with the row of the entity at the other end,
+	// deleted or not. A relation whose target is missing, or is stored under another kind
+	// than the relation records (an empty recorded kind matches any), is left out: Get
+	// with that kind and id would not find it. No types is no relations.
+	Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error)
 
 	// AppendEvent adds a change event to the outbox.
 	AppendEvent(ctx context.Context, e meridian.ChangeEvent) error

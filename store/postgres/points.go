@@ -9,6 +9,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // PutPoint records a time-series point, replacing the one at the same (series,
@@ -30,7 +31,7 @@ ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`,
 // first. To 0 means no upper bound; a Limit of 0 or less means no limit.
 func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, error) {
 	var args params
-	query := "SELECT series, entity_id, ts, doc FROM points WHERE series = " + args.add(q.Series) +
+	query := "SELECT " + rowscan.PointColumns + " FROM points WHERE series = " + args.add(q.Series) +
 		" AND entity_id = " + args.add(q.EntityID) + " AND ts >= " + args.add(q.From)
 	if q.To > 0 {
 		query += " AND ts <= " + args.add(q.To)
@@ -44,15 +45,8 @@ func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, err
 		return nil, fmt.Errorf("postgres: points: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Point{}
-	for rows.Next() {
-		var p store.Point
-		if err := rows.Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc); err != nil {
-			return nil, fmt.Errorf("postgres: points: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Point)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: points: %w", err)
 	}
 	return out, nil
@@ -60,10 +54,8 @@ func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, err
 
 // LatestPoint returns the newest point of an entity in a series.
 func (t *tx) LatestPoint(ctx context.Context, series, entityID string) (store.Point, error) {
-	var p store.Point
-	err := t.tx.QueryRow(ctx, `SELECT series, entity_id, ts, doc FROM points
-WHERE series = $1 AND entity_id = $2 ORDER BY ts DESC LIMIT 1`, series, entityID).
-		Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc)
+	p, err := rowscan.Point(t.tx.QueryRow(ctx, `SELECT `+rowscan.PointColumns+` FROM points
+WHERE series = $1 AND entity_id = $2 ORDER BY ts DESC LIMIT 1`, series, entityID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Point{}, meridian.Errorf(meridian.ENotFound, "no %s point for %s", series, entityID)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // Keyword search on search_docs (migrations/0001_init.sql): a tsvector over the name
@@ -222,14 +223,8 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 		return nil, 0, fmt.Errorf("postgres: search: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var h store.SearchHit
-		if err := rows.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score); err != nil {
-			return nil, 0, fmt.Errorf("postgres: search: %w", err)
-		}
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
+	hits, err = rowscan.All(rows, rowscan.SearchHit)
+	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: search: %w", err)
 	}
 	return hits, total, nil

@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // tx implements store.Tx over one pgx transaction. All SQL text is constant or
@@ -58,34 +59,10 @@ func isUnique(err error) bool {
 	return errors.As(err, &e) && e.Code == "23505"
 }
 
-// jsonOrNull returns nil (SQL NULL) for an empty document.
-func jsonOrNull(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
-}
-
-func kindOrEntity(kind string) string {
-	if kind == "" {
-		return "entity"
-	}
-	return kind
-}
-
-const entityColumns = "id, kind, name, fqn, version, updated_at, updated_by, deleted, doc"
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanRow(s scanner) (store.Row, error) {
-	var (
-		r       store.Row
-		version int64
-	)
-	err := s.Scan(&r.ID, &r.Kind, &r.Name, &r.FQN, &version, &r.UpdatedAt, &r.UpdatedBy, &r.Deleted, &r.Doc)
-	r.Version = meridian.Version(version)
-	return r, err
-}
+const (
+	entityColumns = rowscan.EntityColumns
+	tokenColumns  = rowscan.TokenColumns
+)
 
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row pgx.Row
@@ -94,9 +71,9 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	} else {
 		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", id, kind)
 	}
-	r, err := scanRow(row)
+	r, err := rowscan.Row(row)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Row{}, meridian.NotFound(kindOrEntity(kind), id)
+		return store.Row{}, rowscan.EntityNotFound(kind, id)
 	}
 	if err != nil {
 		return store.Row{}, fmt.Errorf("postgres: get entity: %w", err)
@@ -105,10 +82,10 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 }
 
 func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
-	r, err := scanRow(t.tx.QueryRow(ctx,
+	r, err := rowscan.Row(t.tx.QueryRow(ctx,
 		"SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", kind, fqn))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Row{}, meridian.NotFound(kindOrEntity(kind), fqn)
+		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
 	if err != nil {
 		return store.Row{}, fmt.Errorf("postgres: get entity by fqn: %w", err)
@@ -187,7 +164,7 @@ WHERE id = $8 AND version = $9`,
 		return fmt.Errorf("postgres: update entity: %w", err)
 	}
 	if !exists {
-		return meridian.NotFound(kindOrEntity(r.Kind), r.ID)
+		return rowscan.EntityNotFound(r.Kind, r.ID)
 	}
 	return meridian.Errorf(meridian.EPreconditionFailed,
 		"The entity has been modified by another user. Please refresh and retry.")
@@ -320,21 +297,12 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 		return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Row{}
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Row)
+	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
 	}
 	if backward {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
-		}
+		slices.Reverse(out)
 	}
 	return out, total, nil
 }
@@ -358,15 +326,8 @@ func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
 		return nil, fmt.Errorf("postgres: versions: %w", err)
 	}
 	defer rows.Close()
-	out := [][]byte{}
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("postgres: versions: %w", err)
-		}
-		out = append(out, doc)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Doc)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: versions: %w", err)
 	}
 	return out, nil
@@ -394,7 +355,7 @@ func (t *tx) Relate(ctx context.Context, r store.Relation) error {
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (from_id, to_id, type) DO UPDATE
 SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`,
-		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, jsonOrNull(r.Doc))
+		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, rowscan.NullDoc(r.Doc))
 	if err != nil {
 		return fmt.Errorf("postgres: relate: %w", err)
 	}
@@ -427,7 +388,7 @@ func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Rela
 	if q.Type != "" {
 		where = append(where, "type = "+args.add(q.Type))
 	}
-	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
+	query := "SELECT " + rowscan.RelationColumns + " FROM relations"
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -437,16 +398,44 @@ func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Rela
 		return nil, fmt.Errorf("postgres: relations: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Relation{}
-	for rows.Next() {
-		var r store.Relation
-		if err := rows.Scan(&r.FromID, &r.FromKind, &r.ToID, &r.ToKind, &r.Type, &r.Doc); err != nil {
-			return nil, fmt.Errorf("postgres: relations: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Relation)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: relations: %w", err)
+	}
+	return out, nil
+}
+
+// Related SQL: the relations of the types $2 from (or, with inverse, to) $1, each
+// joined with the entity at its other end, oldest first. The join keeps a target only
+// under the kind the relation records, if any, as Get(kind, id) would; relations'
+// kinds use the default collation, the entities' "C".
+var (
+	relatedSQL = `SELECT r.type, ` + rowscan.Qualify("e", rowscan.EntityColumns) + ` FROM relations r
+JOIN entities e ON e.id = r.to_id AND (r.to_kind = '' OR e.kind = r.to_kind COLLATE "C")
+WHERE r.from_id = $1 AND r.type = ANY($2) ORDER BY r.seq`
+	relatedInverseSQL = `SELECT r.type, ` + rowscan.Qualify("e", rowscan.EntityColumns) + ` FROM relations r
+JOIN entities e ON e.id = r.from_id AND (r.from_kind = '' OR e.kind = r.from_kind COLLATE "C")
+WHERE r.to_id = $1 AND r.type = ANY($2) ORDER BY r.seq`
+)
+
+// Related reads the relations of the given types from (or, with inverse, to) id with
+// the entities at their other ends, in one query.
+func (t *tx) Related(ctx context.Context, id string, types []string, inverse bool) ([]store.RelatedRow, error) {
+	if len(types) == 0 {
+		return []store.RelatedRow{}, nil
+	}
+	query := relatedSQL
+	if inverse {
+		query = relatedInverseSQL
+	}
+	rows, err := t.tx.Query(ctx, query, id, types)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: related: %w", err)
+	}
+	defer rows.Close()
+	out, err := rowscan.All(rows, rowscan.Related)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: related: %w", err)
 	}
 	return out, nil
 }
@@ -460,20 +449,9 @@ func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	var change, entity any
-	if e.ChangeDescription != nil {
-		b, err := json.Marshal(e.ChangeDescription)
-		if err != nil {
-			return fmt.Errorf("postgres: append event: %w", err)
-		}
-		change = string(b)
-	}
-	if e.Entity != nil {
-		b, err := json.Marshal(e.Entity)
-		if err != nil {
-			return fmt.Errorf("postgres: append event: %w", err)
-		}
-		entity = string(b)
+	change, entity, err := rowscan.EventDocs(e)
+	if err != nil {
+		return fmt.Errorf("postgres: append event: %w", err)
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO change_events
 (id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
@@ -495,8 +473,7 @@ ON CONFLICT (id) DO NOTHING`,
 // limit.
 func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
 	var args params
-	query := `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
-previous_version, current_version, change_description, entity, recursive
+	query := `SELECT ` + rowscan.EventColumns + `
 FROM change_events WHERE seq > ` + args.add(q.After) + ` AND ts >= ` + args.add(q.Since)
 	if len(q.EntityTypes) > 0 {
 		query += " AND entity_type = ANY(" + args.add(q.EntityTypes) + ")"
@@ -510,41 +487,11 @@ FROM change_events WHERE seq > ` + args.add(q.After) + ` AND ts >= ` + args.add(
 		return nil, fmt.Errorf("postgres: events: %w", err)
 	}
 	defer rows.Close()
-	out := []meridian.ChangeEvent{}
-	for rows.Next() {
-		var (
-			e              meridian.ChangeEvent
-			change, entity []byte
-		)
-		if err := rows.Scan(&e.Seq, &e.ID, &e.EventType, &e.EntityType, &e.EntityID, &e.EntityFQN, &e.UserName,
-			&e.Timestamp, &e.PreviousVersion, &e.CurrentVersion, &change, &entity, &e.Recursive); err != nil {
-			return nil, fmt.Errorf("postgres: events: %w", err)
-		}
-		if change != nil {
-			e.ChangeDescription = new(meridian.ChangeDescription)
-			if err := json.Unmarshal(change, e.ChangeDescription); err != nil {
-				return nil, fmt.Errorf("postgres: event %s change description: %w", e.ID, err)
-			}
-		}
-		if entity != nil {
-			if err := json.Unmarshal(entity, &e.Entity); err != nil {
-				return nil, fmt.Errorf("postgres: event %s entity: %w", e.ID, err)
-			}
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: events: %w", err)
+	out, err := rowscan.All(rows, rowscan.Event)
+	if err != nil {
+		return nil, rowscan.Wrap("postgres", "events", err)
 	}
 	return out, nil
-}
-
-const tokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
-
-func scanToken(s scanner) (store.Token, error) {
-	var tk store.Token
-	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
-	return tk, err
 }
 
 // PutToken stores a new token. A duplicate id or hash is EConflict.
@@ -565,7 +512,7 @@ func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
 
 // TokenByHash finds a token by its hash. The message does not repeat the hash.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	tk, err := scanToken(t.tx.QueryRow(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = $1", hash))
+	tk, err := rowscan.Token(t.tx.QueryRow(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = $1", hash))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
 	}
@@ -597,15 +544,8 @@ func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error)
 		return nil, fmt.Errorf("postgres: tokens: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Token{}
-	for rows.Next() {
-		tk, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: tokens: %w", err)
-		}
-		out = append(out, tk)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Token)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: tokens: %w", err)
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // PutPoint records a time-series point, replacing the one at the same (series,
@@ -42,15 +43,8 @@ func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, err
 		return nil, fmt.Errorf("sqlite: points: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Point{}
-	for rows.Next() {
-		var p store.Point
-		if err := rows.Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc); err != nil {
-			return nil, fmt.Errorf("sqlite: points: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Point)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: points: %w", err)
 	}
 	return out, nil
@@ -58,9 +52,7 @@ func (t *tx) Points(ctx context.Context, q store.PointQuery) ([]store.Point, err
 
 // LatestPoint returns the newest point of an entity in a series.
 func (t *tx) LatestPoint(ctx context.Context, series, entityID string) (store.Point, error) {
-	var p store.Point
-	err := t.queryRow(ctx, stmtLatestPoint, series, entityID).
-		Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc)
+	p, err := rowscan.Point(t.queryRow(ctx, stmtLatestPoint, series, entityID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Point{}, meridian.Errorf(meridian.ENotFound, "no %s point for %s", series, entityID)
 	}

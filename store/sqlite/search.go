@@ -8,6 +8,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // Ranking. A hit's score is
@@ -208,14 +209,8 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var h store.SearchHit
-		if err := rows.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score); err != nil {
-			return nil, 0, fmt.Errorf("sqlite: search: %w", err)
-		}
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
+	hits, err = rowscan.All(rows, rowscan.SearchHit)
+	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
 	}
 	return hits, total, nil

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // Prepared statements. modernc.org/sqlite parses the SQL text of every unprepared call
@@ -47,9 +50,14 @@ const (
 	_
 	_
 	stmtLatestPoint
+	// stmtRelated is the first of 2*relatedPrepared variants; see relatedStmt.
+	stmtRelated
+)
 
-	// Writes, prepared on the writer only (from firstWrite on).
-	stmtInsert
+const (
+	// Writes, prepared on the writer only (from firstWrite on). They follow the
+	// variants of stmtRelated.
+	stmtInsert = stmtRelated + 2*relatedPrepared + iota
 	stmtUpdate
 	stmtRemoveVersions
 	stmtRemoveRelations
@@ -87,6 +95,20 @@ const (
 	pointsLimit
 )
 
+// relatedPrepared is how many relation types Related runs a prepared statement for
+// (every relationship field of a kind takes one); beyond it the SQL runs unprepared.
+const relatedPrepared = 8
+
+// relatedStmt is the Related statement for n types (1 to relatedPrepared), from the
+// entity or, with inverse, to it.
+func relatedStmt(n int, inverse bool) stmtID {
+	id := stmtRelated + stmtID(2*(n-1))
+	if inverse {
+		id++
+	}
+	return id
+}
+
 // stmtSQL is the text of every fixed statement.
 var stmtSQL = func() [numStmts]string {
 	var s [numStmts]string
@@ -107,8 +129,12 @@ var stmtSQL = func() [numStmts]string {
 	for mask := 0; mask < 4; mask++ {
 		s[stmtPoints+stmtID(mask)] = pointsSQL(mask)
 	}
-	s[stmtLatestPoint] = `SELECT series, entity_id, ts, doc FROM points
+	s[stmtLatestPoint] = `SELECT ` + rowscan.PointColumns + ` FROM points
 WHERE series = ? AND entity_id = ? ORDER BY ts DESC LIMIT 1`
+	for n := 1; n <= relatedPrepared; n++ {
+		s[relatedStmt(n, false)] = relatedSQL(n, false)
+		s[relatedStmt(n, true)] = relatedSQL(n, true)
+	}
 
 	s[stmtInsert] = `INSERT INTO entities (` + entityColumns + `)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -153,7 +179,7 @@ ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`
 // relationsSQL is the Relations query for the fields set in mask (relFrom, relTo,
 // relType), with their values bound in that order.
 func relationsSQL(mask int) string {
-	query := "SELECT from_id, from_kind, to_id, to_kind, type, doc FROM relations"
+	query := "SELECT " + rowscan.RelationColumns + " FROM relations"
 	sep := " WHERE "
 	for _, c := range []struct {
 		bit  int
@@ -167,16 +193,31 @@ func relationsSQL(mask int) string {
 	return query + " ORDER BY seq"
 }
 
+// relatedEntityColumns are the entity columns of the Related join.
+var relatedEntityColumns = rowscan.Qualify("e", rowscan.EntityColumns)
+
+// relatedSQL is the Related query for n types, the entity id bound first, then the
+// types. The join keeps a target only under the kind the relation records, if any, as
+// Get(kind, id) would.
+func relatedSQL(n int, inverse bool) string {
+	self, other, otherKind := "r.from_id", "r.to_id", "r.to_kind"
+	if inverse {
+		self, other, otherKind = "r.to_id", "r.from_id", "r.from_kind"
+	}
+	return "SELECT r.type, " + relatedEntityColumns + ` FROM relations r
+JOIN entities e ON e.id = ` + other + " AND (" + otherKind + " = '' OR e.kind = " + otherKind + `)
+WHERE ` + self + " = ? AND r.type IN (?" + strings.Repeat(", ?", n-1) + ") ORDER BY r.seq"
+}
+
 // eventsSQL is the Events query before its entity-type filter, order and limit.
-const eventsSQL = `SELECT seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
-previous_version, current_version, change_description, entity, recursive
+const eventsSQL = `SELECT ` + rowscan.EventColumns + `
 FROM change_events WHERE seq > ? AND ts >= ?`
 
 // pointsSQL is the Points query with an upper bound (pointsTo) and a limit
 // (pointsLimit) as mask says; the values bind in the order series, entity, from, to,
 // limit.
 func pointsSQL(mask int) string {
-	query := "SELECT series, entity_id, ts, doc FROM points WHERE series = ? AND entity_id = ? AND ts >= ?"
+	query := "SELECT " + rowscan.PointColumns + " FROM points WHERE series = ? AND entity_id = ? AND ts >= ?"
 	if mask&pointsTo != 0 {
 		query += " AND ts <= ?"
 	}

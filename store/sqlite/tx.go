@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // tx implements store.Tx over one database/sql transaction. All SQL text is constant
@@ -74,30 +75,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// nullText returns nil (SQL NULL) for an empty document.
-func nullText(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
-}
-
-func kindOrEntity(kind string) string {
-	if kind == "" {
-		return "entity"
-	}
-	return kind
-}
-
-const entityColumns = "id, kind, name, fqn, version, updated_at, updated_by, deleted, doc"
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanRow(s scanner) (store.Row, error) {
-	var r store.Row
-	err := s.Scan(&r.ID, &r.Kind, &r.Name, &r.FQN, &r.Version, &r.UpdatedAt, &r.UpdatedBy, &r.Deleted, &r.Doc)
-	return r, err
-}
+const (
+	entityColumns = rowscan.EntityColumns
+	tokenColumns  = rowscan.TokenColumns
+)
 
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row *sql.Row
@@ -106,9 +87,9 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	} else {
 		row = t.queryRow(ctx, stmtGetKind, id, kind)
 	}
-	r, err := scanRow(row)
+	r, err := rowscan.Row(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Row{}, meridian.NotFound(kindOrEntity(kind), id)
+		return store.Row{}, rowscan.EntityNotFound(kind, id)
 	}
 	if err != nil {
 		return store.Row{}, fmt.Errorf("sqlite: get entity: %w", err)
@@ -117,9 +98,9 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 }
 
 func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
-	r, err := scanRow(t.queryRow(ctx, stmtGetByFQN, kind, fqn))
+	r, err := rowscan.Row(t.queryRow(ctx, stmtGetByFQN, kind, fqn))
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Row{}, meridian.NotFound(kindOrEntity(kind), fqn)
+		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
 	if err != nil {
 		return store.Row{}, fmt.Errorf("sqlite: get entity by fqn: %w", err)
@@ -167,7 +148,7 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	var one int
 	err = t.queryRow(ctx, stmtExists, r.ID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return meridian.NotFound(kindOrEntity(r.Kind), r.ID)
+		return rowscan.EntityNotFound(r.Kind, r.ID)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: update entity: %w", err)
@@ -304,21 +285,12 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Row{}
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Row)
+	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
 	}
 	if backward {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
-		}
+		slices.Reverse(out)
 	}
 	return out, total, nil
 }
@@ -341,15 +313,8 @@ func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
 		return nil, fmt.Errorf("sqlite: versions: %w", err)
 	}
 	defer rows.Close()
-	out := [][]byte{}
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("sqlite: versions: %w", err)
-		}
-		out = append(out, doc)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Doc)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: versions: %w", err)
 	}
 	return out, nil
@@ -374,7 +339,7 @@ func (t *tx) Relate(ctx context.Context, r store.Relation) error {
 		return err
 	}
 	_, err := t.exec(ctx, stmtRelate,
-		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, nullText(r.Doc))
+		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, rowscan.NullDoc(r.Doc))
 	if err != nil {
 		return fmt.Errorf("sqlite: relate: %w", err)
 	}
@@ -414,16 +379,41 @@ func (t *tx) Relations(ctx context.Context, q store.RelationQuery) ([]store.Rela
 		return nil, fmt.Errorf("sqlite: relations: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Relation{}
-	for rows.Next() {
-		var r store.Relation
-		if err := rows.Scan(&r.FromID, &r.FromKind, &r.ToID, &r.ToKind, &r.Type, &r.Doc); err != nil {
-			return nil, fmt.Errorf("sqlite: relations: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Relation)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: relations: %w", err)
+	}
+	return out, nil
+}
+
+// Related joins the relations of the given types from (or, with inverse, to) id with
+// the entities at their other ends, oldest relation first. Up to relatedPrepared types
+// run a prepared statement; more run the same SQL unprepared.
+func (t *tx) Related(ctx context.Context, id string, types []string, inverse bool) ([]store.RelatedRow, error) {
+	if len(types) == 0 {
+		return []store.RelatedRow{}, nil
+	}
+	args := make([]any, 0, 1+len(types))
+	args = append(args, id)
+	for _, typ := range types {
+		args = append(args, typ)
+	}
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if len(types) <= relatedPrepared {
+		rows, err = t.query(ctx, relatedStmt(len(types), inverse), args...)
+	} else {
+		rows, err = t.tx.QueryContext(ctx, relatedSQL(len(types), inverse), args...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: related: %w", err)
+	}
+	defer rows.Close()
+	out, err := rowscan.All(rows, rowscan.Related)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: related: %w", err)
 	}
 	return out, nil
 }
@@ -437,22 +427,11 @@ func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	var change, entity any
-	if e.ChangeDescription != nil {
-		b, err := json.Marshal(e.ChangeDescription)
-		if err != nil {
-			return fmt.Errorf("sqlite: append event: %w", err)
-		}
-		change = string(b)
+	change, entity, err := rowscan.EventDocs(e)
+	if err != nil {
+		return fmt.Errorf("sqlite: append event: %w", err)
 	}
-	if e.Entity != nil {
-		b, err := json.Marshal(e.Entity)
-		if err != nil {
-			return fmt.Errorf("sqlite: append event: %w", err)
-		}
-		entity = string(b)
-	}
-	_, err := t.exec(ctx, stmtAppendEvent,
+	_, err = t.exec(ctx, stmtAppendEvent,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
 		e.PreviousVersion, e.CurrentVersion, change, entity, boolInt(e.Recursive))
 	if isUnique(err) {
@@ -493,41 +472,11 @@ func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeE
 		return nil, fmt.Errorf("sqlite: events: %w", err)
 	}
 	defer rows.Close()
-	out := []meridian.ChangeEvent{}
-	for rows.Next() {
-		var (
-			e              meridian.ChangeEvent
-			change, entity sql.NullString
-		)
-		if err := rows.Scan(&e.Seq, &e.ID, &e.EventType, &e.EntityType, &e.EntityID, &e.EntityFQN, &e.UserName,
-			&e.Timestamp, &e.PreviousVersion, &e.CurrentVersion, &change, &entity, &e.Recursive); err != nil {
-			return nil, fmt.Errorf("sqlite: events: %w", err)
-		}
-		if change.Valid {
-			e.ChangeDescription = new(meridian.ChangeDescription)
-			if err := json.Unmarshal([]byte(change.String), e.ChangeDescription); err != nil {
-				return nil, fmt.Errorf("sqlite: event %s change description: %w", e.ID, err)
-			}
-		}
-		if entity.Valid {
-			if err := json.Unmarshal([]byte(entity.String), &e.Entity); err != nil {
-				return nil, fmt.Errorf("sqlite: event %s entity: %w", e.ID, err)
-			}
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: events: %w", err)
+	out, err := rowscan.All(rows, rowscan.Event)
+	if err != nil {
+		return nil, rowscan.Wrap("sqlite", "events", err)
 	}
 	return out, nil
-}
-
-const tokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
-
-func scanToken(s scanner) (store.Token, error) {
-	var tk store.Token
-	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
-	return tk, err
 }
 
 // PutToken stores a new token. A duplicate id or hash is EConflict.
@@ -548,7 +497,7 @@ func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
 
 // TokenByHash finds a token by its hash. The message does not repeat the hash.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	tk, err := scanToken(t.queryRow(ctx, stmtTokenByHash, hash))
+	tk, err := rowscan.Token(t.queryRow(ctx, stmtTokenByHash, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
 	}
@@ -583,15 +532,8 @@ func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error)
 		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Token{}
-	for rows.Next() {
-		tk, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: tokens: %w", err)
-		}
-		out = append(out, tk)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := rowscan.All(rows, rowscan.Token)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
 	return out, nil

@@ -45,6 +45,7 @@ func RunDriver(t *testing.T, open Open, opts DriverOptions) {
 		{"ListFieldConditionsMatchScalarsAndArrayElements", testDriverListFields},
 		{"VersionsAreNewestFirst", testDriverVersions},
 		{"RelationsFilterOldestFirstAndKeepDetails", testDriverRelations},
+		{"RelatedJoinsLiveTargetsOldestFirst", testDriverRelated},
 		{"EventsKeepOrderAndRoundTrip", testDriverEvents},
 		{"EventQueryFiltersBySinceAndEntityType", testDriverEventFilters},
 		{"TokensAreFoundByHashListedByUserAndRevoked", testDriverTokens},
@@ -650,6 +651,102 @@ func testDriverRelations(t *testing.T, d *driverFixture) {
 			return nil
 		})
 	})
+}
+
+func testDriverRelated(t *testing.T, d *driverFixture) {
+	db, ctx := d.db, d.ctx
+	gone := row("u-gone", "user", "gone", "gone")
+	Write(t, db, func(tx store.Tx) error {
+		u2 := row("u2", "user", "bob", "bob")
+		u2.Deleted = true
+		for _, r := range []store.Row{
+			row("t1", "table", "orders", "s.db.sch.orders"), row("t2", "table", "items", "s.db.sch.items"),
+			row("u1", "user", "alice", "alice"), u2, gone, row("team1", "team", "sales", "sales"),
+			row("d1", "domain", "finance", "finance"),
+		} {
+			if err := tx.Insert(ctx, r); err != nil {
+				return err
+			}
+		}
+		for _, r := range []store.Relation{
+			{FromID: "t1", FromKind: "table", ToID: "u2", ToKind: "user", Type: "owners"},
+			{FromID: "t1", FromKind: "table", ToID: "d1", ToKind: "domain", Type: "domains"},
+			{FromID: "t1", FromKind: "table", ToID: "u1", ToKind: "user", Type: "owners"},
+			{FromID: "t1", FromKind: "table", ToID: "u-gone", ToKind: "user", Type: "owners"},
+			{FromID: "t1", FromKind: "table", ToID: "u-never", ToKind: "user", Type: "owners"},
+			{FromID: "t1", FromKind: "table", ToID: "team1", ToKind: "user", Type: "owners"}, // kind differs
+			{FromID: "t1", FromKind: "table", ToID: "u1", ToKind: "user", Type: "followers"},
+			{FromID: "u1", FromKind: "user", ToID: "team1", ToKind: "team", Type: "teams"},
+			{FromID: "u2", FromKind: "user", ToID: "team1", ToKind: "team", Type: "teams"},
+			{FromID: "t2", FromKind: "table", ToID: "u1", ToKind: "user", Type: "owners"},
+			{FromID: "t2", FromKind: "", ToID: "t1", ToKind: "", Type: "upstream"}, // no kinds: any
+			// Relating again keeps the position.
+			{FromID: "t1", FromKind: "table", ToID: "u2", ToKind: "user", Type: "owners", Doc: []byte(`{"x":1}`)},
+		} {
+			if err := tx.Relate(ctx, r); err != nil {
+				return err
+			}
+		}
+		return tx.Remove(ctx, gone.ID)
+	})
+	many := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "followers", "owners"}
+	tests := []struct {
+		name    string
+		id      string
+		types   []string
+		inverse bool
+		want    string
+	}{
+		{"one type: deleted kept, missing and other-kind targets left out", "t1", []string{"owners"}, false,
+			"owners:u2(deleted) owners:u1"},
+		{"types interleave oldest first", "t1", []string{"followers", "owners", "domains"}, false,
+			"owners:u2(deleted) domains:d1 owners:u1 followers:u1"},
+		{"types filter", "t1", []string{"followers"}, false, "followers:u1"},
+		{"a repeated type counts once", "t1", []string{"domains", "domains"}, false, "domains:d1"},
+		{"more types than a statement is prepared for", "t1", many, false, "owners:u2(deleted) owners:u1 followers:u1"},
+		{"unknown type", "t1", []string{"votes"}, false, ""},
+		{"no types", "t1", nil, false, ""},
+		{"no relations", "d1", []string{"owners"}, false, ""},
+		{"missing entity", "nobody", []string{"owners"}, false, ""},
+		{"forward only from the entity", "u1", []string{"owners", "teams"}, false, "teams:team1"},
+		{"inverse", "team1", []string{"teams"}, true, "teams:u1 teams:u2(deleted)"},
+		{"inverse of several types", "u1", []string{"owners", "followers"}, true, "owners:t1 followers:t1 owners:t2"},
+		{"inverse type filter", "u1", []string{"followers"}, true, "followers:t1"},
+		{"inverse only to the entity", "t1", []string{"domains"}, true, ""},
+		{"inverse checks the kind of the other end only", "team1", []string{"owners"}, true, "owners:t1"},
+		{"no recorded kind matches any", "t2", []string{"upstream"}, false, "upstream:t1"},
+		{"no recorded kind matches any, inverse", "t1", []string{"upstream"}, true, "upstream:t2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			Read(t, db, func(tx store.Tx) error {
+				got, err := tx.Related(ctx, tt.id, tt.types, tt.inverse)
+				if err != nil {
+					return err
+				}
+				var s []string
+				for _, rr := range got {
+					e := rr.Type + ":" + rr.Row.ID
+					if rr.Row.Deleted {
+						e += "(deleted)"
+					}
+					s = append(s, e)
+					// The whole row, as Get reads it.
+					want, err := tx.Get(ctx, "", rr.Row.ID)
+					if err != nil {
+						return err
+					}
+					if !d.sameRow(rr.Row, want) {
+						t.Errorf("row %+v, want %+v", rr.Row, want)
+					}
+				}
+				if strings.Join(s, " ") != tt.want {
+					t.Errorf("got %q, want %q", strings.Join(s, " "), tt.want)
+				}
+				return nil
+			})
+		})
+	}
 }
 
 func testDriverEvents(t *testing.T, d *driverFixture) {

@@ -1,0 +1,226 @@
+// Package rowscan reads the store's values out of database rows, once for both drivers:
+// a database/sql row (store/sqlite) and a pgx row (store/postgres) both have
+// Scan(dest ...any) error, and both drivers convert the columns the same way. Each
+// scanning function names the columns it reads, in order, as a constant the drivers
+// put in their queries, so a query and its scan cannot drift apart.
+//
+// It also holds the few other dialect-free pieces both drivers shared word for word:
+// the values optional JSON columns are written with (NullDoc, EventDocs) and the
+// not-found error of an entity lookup. The SQL itself (tables, conditions,
+// placeholders) and the recognition of "no rows" and constraint errors stay in each
+// driver.
+package rowscan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Scanner is one row: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set: *sql.Rows or pgx.Rows. The caller closes it.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// All scans every row with scan, in order. The slice is never nil. It returns the
+// first error of a scan or of the result set, unwrapped.
+func All[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Qualify prefixes every column of a column list with a table alias:
+// Qualify("e", "id, kind") is "e.id, e.kind".
+func Qualify(alias, columns string) string {
+	cols := strings.Split(columns, ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
+}
+
+// EntityColumns are the entities columns Row reads.
+const EntityColumns = "id, kind, name, fqn, version, updated_at, updated_by, deleted, doc"
+
+// rowDest returns the scan destinations of EntityColumns; the version goes through an
+// int64, which both drivers scan an integer column into.
+func rowDest(r *store.Row, version *int64) []any {
+	return []any{&r.ID, &r.Kind, &r.Name, &r.FQN, version, &r.UpdatedAt, &r.UpdatedBy, &r.Deleted, &r.Doc}
+}
+
+// Row reads EntityColumns.
+func Row(s Scanner) (store.Row, error) {
+	var (
+		r       store.Row
+		version int64
+	)
+	err := s.Scan(rowDest(&r, &version)...)
+	r.Version = meridian.Version(version)
+	return r, err
+}
+
+// Related reads a relation type followed by the EntityColumns of the entity at the
+// relation's other end.
+func Related(s Scanner) (store.RelatedRow, error) {
+	var (
+		rr      store.RelatedRow
+		version int64
+	)
+	err := s.Scan(append([]any{&rr.Type}, rowDest(&rr.Row, &version)...)...)
+	rr.Row.Version = meridian.Version(version)
+	return rr, err
+}
+
+// Doc reads a single document column (a version snapshot).
+func Doc(s Scanner) ([]byte, error) {
+	var doc []byte
+	err := s.Scan(&doc)
+	return doc, err
+}
+
+// RelationColumns are the relations columns Relation reads.
+const RelationColumns = "from_id, from_kind, to_id, to_kind, type, doc"
+
+// Relation reads RelationColumns. A relation without details has a nil Doc.
+func Relation(s Scanner) (store.Relation, error) {
+	var r store.Relation
+	err := s.Scan(&r.FromID, &r.FromKind, &r.ToID, &r.ToKind, &r.Type, &r.Doc)
+	return r, err
+}
+
+// PointColumns are the points columns Point reads.
+const PointColumns = "series, entity_id, ts, doc"
+
+// Point reads PointColumns.
+func Point(s Scanner) (store.Point, error) {
+	var p store.Point
+	err := s.Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc)
+	return p, err
+}
+
+// TokenColumns are the tokens columns Token reads.
+const TokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
+
+// Token reads TokenColumns.
+func Token(s Scanner) (store.Token, error) {
+	var tk store.Token
+	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
+	return tk, err
+}
+
+// SearchHit reads a hit's id, kind, FQN, source document and score, in that order.
+func SearchHit(s Scanner) (store.SearchHit, error) {
+	var h store.SearchHit
+	err := s.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score)
+	return h, err
+}
+
+// EventColumns are the change_events columns Event reads.
+const EventColumns = `seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
+previous_version, current_version, change_description, entity, recursive`
+
+// DocError is a stored JSON document that does not decode. Its message names the row
+// and the column ("event ev-1 entity: ..."); see Wrap.
+type DocError struct {
+	Row string
+	Err error
+}
+
+func (e *DocError) Error() string { return e.Row + ": " + e.Err.Error() }
+func (e *DocError) Unwrap() error { return e.Err }
+
+// Event reads EventColumns and decodes the change description and entity documents,
+// each nil when its column is NULL. A document that does not decode is a *DocError.
+func Event(s Scanner) (meridian.ChangeEvent, error) {
+	var (
+		e              meridian.ChangeEvent
+		change, entity []byte
+	)
+	if err := s.Scan(&e.Seq, &e.ID, &e.EventType, &e.EntityType, &e.EntityID, &e.EntityFQN, &e.UserName,
+		&e.Timestamp, &e.PreviousVersion, &e.CurrentVersion, &change, &entity, &e.Recursive); err != nil {
+		return meridian.ChangeEvent{}, err
+	}
+	if change != nil {
+		e.ChangeDescription = new(meridian.ChangeDescription)
+		if err := json.Unmarshal(change, e.ChangeDescription); err != nil {
+			return meridian.ChangeEvent{}, &DocError{Row: "event " + e.ID + " change description", Err: err}
+		}
+	}
+	if entity != nil {
+		if err := json.Unmarshal(entity, &e.Entity); err != nil {
+			return meridian.ChangeEvent{}, &DocError{Row: "event " + e.ID + " entity", Err: err}
+		}
+	}
+	return e, nil
+}
+
+// NullDoc is the value an optional document column is written with: its JSON text, or
+// nil (SQL NULL) when it is empty. Relation reads it back as a nil Doc.
+func NullDoc(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// EntityNotFound is the error for a missing entity row looked up by kind and key (id or
+// FQN); an empty kind, which matches any, is named "entity".
+func EntityNotFound(kind, key string) error {
+	if kind == "" {
+		kind = "entity"
+	}
+	return meridian.NotFound(kind, key)
+}
+
+// EventDocs returns the values an event's change description and entity columns are
+// written with: JSON text, or nil (SQL NULL) when the event has none. Event reads them
+// back.
+func EventDocs(e meridian.ChangeEvent) (change, entity any, err error) {
+	if e.ChangeDescription != nil {
+		b, err := json.Marshal(e.ChangeDescription)
+		if err != nil {
+			return nil, nil, err
+		}
+		change = string(b)
+	}
+	if e.Entity != nil {
+		b, err := json.Marshal(e.Entity)
+		if err != nil {
+			return nil, nil, err
+		}
+		entity = string(b)
+	}
+	return change, entity, nil
+}
+
+// Wrap words an error of a driver's operation as the drivers do:
+// "<driver>: <op>: <err>". A *DocError names its row itself, so it gets the driver's
+// name only: "<driver>: event ev-1 entity: <err>".
+func Wrap(driver, op string, err error) error {
+	var doc *DocError
+	if errors.As(err, &doc) {
+		return fmt.Errorf("%s: %w", driver, err)
+	}
+	return fmt.Errorf("%s: %s: %w", driver, op, err)
+}
