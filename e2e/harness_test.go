@@ -220,6 +220,37 @@ func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
 	return s, nil
 }
 
+// requireNodeTool finds node and an npm tool installed under e2e/<folder> by
+// scripts/install-node-tools.sh, checking that files (relative to the folder) exist. A
+// missing piece fails the test under CI=true and skips it elsewhere, saying what is
+// missing. It returns the node executable and the folder's absolute path.
+func requireNodeTool(t *testing.T, what, folder string, files ...string) (node, dir string) {
+	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		msg := what + " not installed: run scripts/install-node-tools.sh (needs node and npm): " + why
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not on PATH")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(root, "e2e", folder)
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			missing(filepath.Join("e2e", folder, f) + " is missing")
+		}
+	}
+	return node, dir
+}
+
 // restart starts a new server process on the same data directory and database.
 func (s *server) restart(t *testing.T) *server {
 	t.Helper()

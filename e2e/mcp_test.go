@@ -41,32 +41,10 @@ type mcpClients struct {
 
 func requireMCPClients(t *testing.T) *mcpClients {
 	t.Helper()
-	missing := func(what string) {
-		t.Helper()
-		msg := "MCP clients not installed: run scripts/install-node-tools.sh (needs node and npm): " + what
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "e2e", "mcpclients")
-	for _, f := range []string{
+	node, dir := requireNodeTool(t, "MCP clients", "mcpclients",
 		"node_modules/@modelcontextprotocol/sdk/package.json",
 		"node_modules/@modelcontextprotocol/inspector/package.json",
-		"node_modules/.bin/mcp-inspector",
-	} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			missing(filepath.Join("e2e/mcpclients", f) + " is missing")
-		}
-	}
+		"node_modules/.bin/mcp-inspector")
 	return &mcpClients{node: node, dir: dir, inspectorJS: filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")}
 }
 

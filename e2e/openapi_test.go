@@ -27,30 +27,9 @@ import (
 // CI) with what is missing.
 func requireRedocly(t *testing.T) (node, redocly, dir string) {
 	t.Helper()
-	missing := func(what string) {
-		t.Helper()
-		msg := "OpenAPI linter not installed: run scripts/install-node-tools.sh (needs node and npm): " + what
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir = filepath.Join(root, "e2e", "openapi")
-	redocly = filepath.Join(dir, "node_modules", ".bin", "redocly")
-	for _, f := range []string{"node_modules/@redocly/cli/package.json", "node_modules/.bin/redocly"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			missing(filepath.Join("e2e/openapi", f) + " is missing")
-		}
-	}
-	return node, redocly, dir
+	node, dir = requireNodeTool(t, "OpenAPI linter", "openapi",
+		"node_modules/@redocly/cli/package.json", "node_modules/.bin/redocly")
+	return node, filepath.Join(dir, "node_modules", ".bin", "redocly"), dir
 }
 
 // lintProblem matches a problem line of Redocly's stylish format:
