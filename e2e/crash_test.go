@@ -68,37 +68,37 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := 0; !stop.Load() && i < 1000; i++ {
-				name := fmt.Sprintf("w%d_t%03d", w, i)
-				body, _ := json.Marshal(map[string]any{"name": name, "databaseSchema": "crash.db.sch",
-					"columns": []any{map[string]any{"name": "id", "dataType": "BIGINT"}}})
-				status, v := rawWrite(hc, s.base, s.adminToken, "POST", "/api/v1/tables", "application/json", body)
+			// acked records an acknowledged write and reports whether the writer goes
+			// on: a transport error (the server is gone) or a wrong status stops it.
+			acked := func(what, name string, want, status int, v float64) bool {
 				if status == 0 {
-					return
+					return false
 				}
-				if status != 201 {
-					t.Errorf("create %s: status %d", name, status)
-					return
+				if status != want {
+					t.Errorf("%s %s: status %d", what, name, status)
+					return false
 				}
 				mu.Lock()
 				acks = append(acks, ack{name, v})
 				mu.Unlock()
 				count.Add(1)
+				return true
+			}
+			for i := 0; !stop.Load() && i < 1000; i++ {
+				name := fmt.Sprintf("w%d_t%03d", w, i)
+				body, _ := json.Marshal(map[string]any{"name": name, "databaseSchema": "crash.db.sch",
+					"columns": []any{map[string]any{"name": "id", "dataType": "BIGINT"}}})
+				status, v := rawWrite(hc, s.base, s.adminToken, "POST", "/api/v1/tables", "application/json", body)
+				if !acked("create", name, 201, status, v) {
+					return
+				}
 				for p := 0; p < 3 && !stop.Load(); p++ {
 					patch := fmt.Sprintf(`[{"op":"add","path":"/description","value":"step %d"}]`, p)
 					status, v := rawWrite(hc, s.base, s.adminToken, "PATCH", "/api/v1/tables/name/crash.db.sch."+name,
 						"application/json-patch+json", []byte(patch))
-					if status == 0 {
+					if !acked("patch", name, 200, status, v) {
 						return
 					}
-					if status != 200 {
-						t.Errorf("patch %s: status %d", name, status)
-						return
-					}
-					mu.Lock()
-					acks = append(acks, ack{name, v})
-					mu.Unlock()
-					count.Add(1)
 				}
 			}
 		}(w)
