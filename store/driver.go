@@ -259,6 +259,10 @@ type Tx interface {
 	Setting(ctx context.Context, key string) (string, error)
 	PutSetting(ctx context.Context, key, value string) error
 
+	// SQL is the generic seam through which a Module reaches its own tables in this
+	// transaction.
+	SQL() SQL
+
 	Commit() error
 	Rollback() error
 }

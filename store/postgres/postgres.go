@@ -64,8 +64,9 @@ var _ store.Driver = (*DB)(nil)
 // connection string), creates the vector and pg_trgm extensions when missing, and
 // brings the schema up to date. It fails with a message naming the extension when the
 // server lacks pgvector, and when the database was migrated by a newer Meridian whose
-// schema this binary does not know.
-func Open(ctx context.Context, url string) (*DB, error) {
+// schema this binary does not know. Each module's migrations are applied after the
+// engine's own.
+func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote the URL, password included.
@@ -81,7 +82,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		cfg.MinConns = cfg.MaxConns
 	}
 
-	if err := bootstrap(ctx, cfg.ConnConfig.Copy()); err != nil {
+	if err := bootstrap(ctx, cfg.ConnConfig.Copy(), modules); err != nil {
 		return nil, err
 	}
 
@@ -151,7 +152,7 @@ func schemaVersion(ctx context.Context, q queryRower) (int, error) {
 
 // bootstrap creates the extensions and applies the migrations on a dedicated
 // connection, before the pool (whose AfterConnect needs the vector type) opens.
-func bootstrap(ctx context.Context, cc *pgx.ConnConfig) error {
+func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) error {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("postgres: connect: %w", err)
@@ -160,7 +161,10 @@ func bootstrap(ctx context.Context, cc *pgx.ConnConfig) error {
 	if err := createExtensions(ctx, conn); err != nil {
 		return err
 	}
-	return migrate(ctx, conn)
+	if err := migrate(ctx, conn); err != nil {
+		return err
+	}
+	return migrateModules(ctx, conn, modules)
 }
 
 // extensions are the extensions Meridian needs, with the fix to suggest when the

@@ -57,8 +57,9 @@ var _ store.Driver = (*DB)(nil)
 
 // Open opens the catalog file at path, creating it and its parent directory when
 // missing, and brings its schema up to date. It fails when the file was written by a
-// newer Meridian whose schema this binary does not know.
-func Open(ctx context.Context, path string) (*DB, error) {
+// newer Meridian whose schema this binary does not know. Each module's migrations are
+// applied after the engine's own.
+func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: %q is not a database file path", path)
 	}
@@ -95,6 +96,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	if err := migrate(ctx, writer); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	if err := migrateModules(ctx, writer, modules); err != nil {
 		writer.Close()
 		return nil, err
 	}
