@@ -1,9 +1,11 @@
 package meridian
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Kind describes one entity type. The engine, the REST routes and the schemas are all
@@ -35,15 +37,20 @@ type Kind struct {
 	// Secrets are top-level object fields whose secret values are encrypted at rest and
 	// masked in answers to callers who may not see them.
 	Secrets []string
-	// Validate checks rules the JSON Schema cannot express. It returns EInvalid errors.
-	Validate func(e Entity) error
 	// Locate computes the parent and the FQN when the parent rules do not apply (test
 	// cases take theirs from the entity link). It may set other derived fields.
 	Locate func(e Entity) (Location, error)
-	// Prepare runs on create and update after the parent is resolved; parent is the
-	// parent document with its relationship fields, or nil for a top-level kind. It may
-	// set defaults (a glossary term with reviewers starts as Draft).
-	Prepare func(e, parent Entity) error
+	// Prepare sets derived fields and defaults on the document being written, after the
+	// parent is resolved and before the schema is checked (a glossary term with
+	// reviewers starts as Draft). It runs for every verb that writes.
+	Prepare func(ctx context.Context, c Catalog, w *Write) error
+	// Validate checks the kind's own rules, those the JSON Schema cannot express, after
+	// the schema. It runs for every verb that writes and returns EInvalid or ENotFound
+	// errors.
+	Validate func(ctx context.Context, c Catalog, w *Write) error
+	// Deletable refuses to delete an entity the kind protects (a system test
+	// definition) with EInvalid.
+	Deletable func(p *Principal, e Entity) error
 	// Refs are single reference fields resolved on write to full references: a create
 	// body may name the target by FQN string, or by an object with id or
 	// fullyQualifiedName. The value lists the entity types the field may point at.
@@ -55,6 +62,94 @@ type Kind struct {
 	// change, such as a user's roles and teams (a member of a team counts as an owner of
 	// what the team owns, so joining one is not left to the user).
 	Privileged []string
+
+	// Facts other packages act on, so that none of them compares a kind's name.
+
+	// Actions are the kind's operations besides the generic ones (REST routes and tools).
+	Actions []Action
+	// NoLineage is true when the kind cannot be an end of a lineage edge.
+	NoLineage bool
+	// Account is true for the kinds that describe who acts (users, teams, bots): the
+	// policy lets consumers edit only their own account.
+	Account bool
+	// Service is true for the service kinds; a service is its own "service" in search.
+	Service bool
+	// SearchIndex is OpenMetadata's search index name of the kind when it is not the
+	// kind's name in snake case plus "_search_index" (see IndexName).
+	SearchIndex string
+	// DataAsset is true for the kinds in OpenMetadata's dataAsset search alias.
+	DataAsset bool
+	// Computed are read fields computed when the entity is read, by the capability that
+	// owns their data (a test case's testCaseStatus and testCaseResult). A body's values
+	// for them are dropped on write.
+	Computed []string
+	// DedicatedFlows is true when generic patching by an assistant is refused because the
+	// kind has its own flows (users, test cases, test suites).
+	DedicatedFlows bool
+}
+
+// Action is an operation a kind offers besides the generic ones.
+type Action string
+
+// Actions.
+const (
+	// ActionTestConnectionResult records a service's connection test result:
+	// PUT …/{id}/testConnectionResult.
+	ActionTestConnectionResult Action = "testConnectionResult"
+	// ActionTestConnection tests a context plugin's connection: POST …/{id}/testConnection.
+	ActionTestConnection Action = "testConnection"
+)
+
+// IndexName is OpenMetadata's search index name of the kind: table_search_index,
+// database_schema_search_index, … or SearchIndex when set.
+func (k *Kind) IndexName() string {
+	if k.SearchIndex != "" {
+		return k.SearchIndex
+	}
+	var b strings.Builder
+	for i, r := range k.Name {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String() + "_search_index"
+}
+
+// HasAction reports whether the kind offers the action.
+func (k *Kind) HasAction(a Action) bool {
+	for _, x := range k.Actions {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Write is what a kind's Prepare and Validate hooks see of a write.
+type Write struct {
+	// Principal is the caller; nil or the engine's own principal for internal writes.
+	Principal *Principal
+	// Old is the stored document with its relationship fields; nil on create.
+	Old Entity
+	// New is the document being written. Prepare may change it.
+	New Entity
+	// Parent is the parent document with its relationship fields, when the write
+	// resolved one (on create, and on PUT); nil otherwise.
+	Parent Entity
+}
+
+// Catalog is the read access a kind's hooks have to the catalog, inside the write's
+// transaction. Documents are as stored: without relationship fields, secrets sealed.
+type Catalog interface {
+	// Get reads an entity by kind and id. ENotFound when there is none.
+	Get(ctx context.Context, kind, id string) (Entity, error)
+	// GetByFQN reads an entity by kind and fully qualified name. ENotFound when there is
+	// none.
+	GetByFQN(ctx context.Context, kind, fqn string) (Entity, error)
 }
 
 // Location is where an entity sits: its parent (kind and FQN; empty for top level) and,

@@ -1,6 +1,7 @@
 package meridian
 
 import (
+	"context"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,15 +20,22 @@ func fields(base []string, extra ...string) []string {
 
 // service returns a top-level service kind.
 func service(name, collection string) *Kind {
-	return &Kind{Name: name, Collection: "services/" + collection, Fields: serviceFields, SoftDelete: true}
+	return &Kind{Name: name, Collection: "services/" + collection, Fields: serviceFields, SoftDelete: true,
+		Service: true, Actions: []Action{ActionTestConnectionResult}}
 }
 
 // asset returns a kind whose create body names its service by FQN in "service".
 func asset(name, collection, serviceKind string) *Kind {
-	return &Kind{Name: name, Collection: collection, Fields: assetFields, SoftDelete: true,
+	return &Kind{Name: name, Collection: collection, Fields: assetFields, SoftDelete: true, DataAsset: true,
 		Parents: []ParentRule{{Field: "service", Kind: serviceKind}}, ParentRequired: true,
 		Inherit: []string{"serviceType"},
 		Filters: []Filter{{Param: "service", Prefix: true}}}
+}
+
+// withSearchIndex sets the kind's OpenMetadata search index name.
+func withSearchIndex(k *Kind, index string) *Kind {
+	k.SearchIndex = index
+	return k
 }
 
 // DefaultKinds returns every kind Meridian serves.
@@ -48,10 +56,10 @@ func DefaultKinds() []*Kind {
 
 		// The database hierarchy.
 		{Name: "database", Collection: "databases", Fields: fields(assetFields, "databaseSchemas", "usageSummary"),
-			SoftDelete: true, Parents: []ParentRule{{Field: "service", Kind: "databaseService"}}, ParentRequired: true,
+			SoftDelete: true, DataAsset: true, Parents: []ParentRule{{Field: "service", Kind: "databaseService"}}, ParentRequired: true,
 			Inherit: []string{"serviceType"}, Filters: []Filter{{Param: "service", Prefix: true}}},
 		{Name: "databaseSchema", Collection: "databaseSchemas", Fields: fields(assetFields, "tables", "usageSummary"),
-			SoftDelete: true, Parents: []ParentRule{{Field: "database", Kind: "database"}}, ParentRequired: true,
+			SoftDelete: true, DataAsset: true, Parents: []ParentRule{{Field: "database", Kind: "database"}}, ParentRequired: true,
 			Inherit: []string{"service", "serviceType"},
 			Filters: []Filter{{Param: "database", Prefix: true}, {Param: "service", Prefix: true}}},
 		{Name: "table", Collection: "tables",
@@ -61,8 +69,8 @@ func DefaultKinds() []*Kind {
 			Inherit: []string{"database", "service", "serviceType"},
 			Filters: []Filter{{Param: "databaseSchema", Prefix: true}, {Param: "database", Prefix: true},
 				{Param: "service", Prefix: true}},
-			Validate: validateColumns},
-		{Name: "storedProcedure", Collection: "storedProcedures", Fields: assetFields, SoftDelete: true,
+			Validate: validateColumns, DataAsset: true},
+		{Name: "storedProcedure", Collection: "storedProcedures", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "databaseSchema", Kind: "databaseSchema"}}, ParentRequired: true,
 			Inherit: []string{"database", "service", "serviceType"},
 			Filters: []Filter{{Param: "databaseSchema", Prefix: true}}},
@@ -75,54 +83,60 @@ func DefaultKinds() []*Kind {
 		asset("topic", "topics", "messagingService"),
 		asset("container", "containers", "storageService"),
 		asset("mlmodel", "mlmodels", "mlmodelService"),
-		asset("searchIndex", "searchIndexes", "searchService"),
+		withSearchIndex(asset("searchIndex", "searchIndexes", "searchService"), "search_entity_search_index"),
 		asset("apiCollection", "apiCollections", "apiService"),
-		{Name: "apiEndpoint", Collection: "apiEndpoints", Fields: assetFields, SoftDelete: true,
+		{Name: "apiEndpoint", Collection: "apiEndpoints", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "apiCollection", Kind: "apiCollection"}}, ParentRequired: true,
 			Inherit: []string{"service", "serviceType"},
 			Filters: []Filter{{Param: "apiCollection", Prefix: true}, {Param: "service", Prefix: true}}},
 
 		// Metrics, contracts and data quality.
 		{Name: "metric", Collection: "metrics", Fields: fields(assetFields, "reviewers", "relatedMetrics"), SoftDelete: true,
-			Validate: validateMetric},
+			Validate: validateMetric, DataAsset: true},
 		{Name: "dataContract", Collection: "dataContracts", Fields: fields(governanceFields), SoftDelete: true,
 			Refs: map[string][]string{"entity": nil}, Immutable: []string{"entity"}},
 		{Name: "testDefinition", Collection: "dataQuality/testDefinitions", Fields: []string{"owners", "followers"},
-			SoftDelete: true,
+			SoftDelete: true, NoLineage: true, Validate: validateTestDefinition, Deletable: deletableTestDefinition,
 			Filters: []Filter{{Param: "entityType", Field: "entityType"}, {Param: "testPlatform", Field: "testPlatforms"},
 				{Param: "supportedDataType", Field: "supportedDataTypes"}}},
 		{Name: "testSuite", Collection: "dataQuality/testSuites", Fields: []string{"owners", "followers", "tags", "domains", "tests", "summary"},
-			SoftDelete: true},
+			SoftDelete: true, NoLineage: true, DedicatedFlows: true},
 		{Name: "testCase", Collection: "dataQuality/testCases",
 			Fields:     []string{"owners", "followers", "tags", "extension", "domains", "testSuite", "testDefinition", "testCaseResult", "testSuites", "incidentId"},
 			SoftDelete: true, Locate: locateTestCase, Immutable: []string{"entityLink", "entityFQN"},
+			Validate: validateTestCase, NoLineage: true, DedicatedFlows: true,
+			Computed: []string{"testCaseResult", "testCaseStatus"},
 			Refs:    map[string][]string{"testDefinition": {"testDefinition"}, "testSuite": {"testSuite"}},
 			Filters: []Filter{{Param: "entityLink", Field: "entityLink"}, {Param: "entityFQN", Field: "entityFQN"}}},
 
 		// Governance.
 		{Name: "classification", Collection: "classifications", Fields: fields(governanceFields, "termCount", "usageCount"),
-			SoftDelete: true, Immutable: []string{"mutuallyExclusive"}},
+			SoftDelete: true, Immutable: []string{"mutuallyExclusive"}, NoLineage: true},
 		{Name: "tag", Collection: "tags", Fields: fields(governanceFields, "children", "usageCount"), SoftDelete: true,
+			NoLineage: true, DataAsset: true,
 			Parents:        []ParentRule{{Field: "parent", Kind: "tag"}, {Field: "classification", Kind: "classification"}},
 			ParentRequired: true, Inherit: []string{"classification"},
 			Filters: []Filter{{Param: "parent", Prefix: true}}},
-		{Name: "glossary", Collection: "glossaries", Fields: fields(governanceFields, "termCount", "usageCount"), SoftDelete: true},
+		{Name: "glossary", Collection: "glossaries", Fields: fields(governanceFields, "termCount", "usageCount"), SoftDelete: true,
+			NoLineage: true},
 		{Name: "glossaryTerm", Collection: "glossaryTerms", Fields: fields(governanceFields, "children", "relatedTerms", "usageCount"),
-			SoftDelete:     true,
-			Parents:        []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
+			SoftDelete: true, NoLineage: true, DataAsset: true,
+			Parents:    []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
 			ParentRequired: true, Inherit: []string{"glossary"}, Prepare: prepareGlossaryTerm,
 			Filters: []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}}},
 		{Name: "domain", Collection: "domains", Fields: []string{"owners", "followers", "tags", "extension", "experts", "children"},
 			SoftDelete: true, Parents: []ParentRule{{Field: "parent", Kind: "domain"}}},
 		{Name: "dataProduct", Collection: "dataProducts", Fields: []string{"owners", "followers", "tags", "extension", "domains", "experts", "reviewers"},
-			SoftDelete: true},
+			SoftDelete: true, DataAsset: true},
 
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
-			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"}},
+			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"},
+			Account: true, NoLineage: true, DedicatedFlows: true},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
-			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}},
-		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}}},
+			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}, Account: true, NoLineage: true},
+		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}},
+			Immutable: []string{"botUser"}, Account: true, NoLineage: true},
 
 		// AI assets.
 		{Name: "mcpServer", Collection: "mcpServers", Fields: assetFields, SoftDelete: true,
@@ -135,7 +149,7 @@ func DefaultKinds() []*Kind {
 		{Name: "promptTemplate", Collection: "promptTemplates", Fields: assetFields, SoftDelete: true,
 			Validate: validatePromptTemplate},
 		{Name: "contextPlugin", Collection: "ai/contextPlugins", Fields: fields(assetFields, "reviewers"), SoftDelete: true,
-			Secrets: []string{"connectionConfig"}},
+			Secrets: []string{"connectionConfig"}, Actions: []Action{ActionTestConnection}},
 	}
 }
 
@@ -170,7 +184,8 @@ func locateTestCase(e Entity) (Location, error) {
 
 // prepareGlossaryTerm starts a term in Draft when it, or its glossary, has reviewers, and
 // in Approved otherwise, unless the body sets a status.
-func prepareGlossaryTerm(e, parent Entity) error {
+func prepareGlossaryTerm(_ context.Context, _ Catalog, w *Write) error {
+	e, parent := w.New, w.Parent
 	if e.String("entityStatus") != "" {
 		return nil
 	}
@@ -188,7 +203,8 @@ var placeholderRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
 // validatePromptTemplate checks that every {{placeholder}} names a declared variable and
 // that every required variable is used.
-func validatePromptTemplate(e Entity) error {
+func validatePromptTemplate(_ context.Context, _ Catalog, w *Write) error {
+	e := w.New
 	declared := map[string]bool{}
 	required := []string{}
 	vars, _ := e["variables"].([]any)
@@ -232,7 +248,8 @@ func validatePromptTemplate(e Entity) error {
 }
 
 // validateColumns checks column names: each valid and unique within the table.
-func validateColumns(e Entity) error {
+func validateColumns(_ context.Context, _ Catalog, w *Write) error {
+	e := w.New
 	cols, _ := e["columns"].([]any)
 	seen := map[string]bool{}
 	for _, c := range cols {
@@ -250,7 +267,8 @@ func validateColumns(e Entity) error {
 }
 
 // validateMetric requires customUnitOfMeasurement when the unit is OTHER.
-func validateMetric(e Entity) error {
+func validateMetric(_ context.Context, _ Catalog, w *Write) error {
+	e := w.New
 	if e.String("unitOfMeasurement") == "OTHER" && e.String("customUnitOfMeasurement") == "" {
 		return Errorf(EInvalid, "customUnitOfMeasurement is required when unitOfMeasurement is OTHER")
 	}

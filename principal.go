@@ -24,6 +24,16 @@ type Principal struct {
 	Scopes    []string // empty means every scope
 }
 
+// System is the engine's own principal: it seeds built-in data (the system test
+// definitions) and makes the binary's bootstrap writes.
+var System = &Principal{Name: "system", Roles: []string{RoleAdmin}}
+
+// IsSystem reports whether p is the engine's own principal: named "system" and bound to
+// no user entity (a user named "system" has an id). A nil principal is an internal call.
+func (p *Principal) IsSystem() bool {
+	return p == nil || (p.Name == System.Name && p.ID == "")
+}
+
 // HasRole reports whether the principal holds the role.
 func (p *Principal) HasRole(role string) bool {
 	if p == nil {

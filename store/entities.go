@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"time"
 
@@ -72,9 +71,9 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 	return res, err
 }
 
-// createDraft completes and inserts a new entity and answers it.
+// createDraft checks a new entity with beforeWrite, inserts it and answers it.
 func (s *Entities) createDraft(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) (Result, error) {
-	if err := s.complete(ctx, tx, p, k, d); err != nil {
+	if err := s.beforeWrite(ctx, tx, k, &meridian.Write{Principal: p, New: d.entity, Parent: d.parentDoc}); err != nil {
 		return Result{}, err
 	}
 	if err := s.insert(ctx, tx, p, k, d); err != nil {
@@ -118,6 +117,13 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 			return err
 		}
 		merged := mergePut(k, p, old, d.entity)
+		for _, f := range k.Inherit {
+			// What an entity inherits is its parent's to change, not the body's.
+			if v, ok := old[f]; ok {
+				merged[f] = v
+			}
+		}
+		restoreMasked(k, old, merged)
 		change := meridian.EventEntityUpdated
 		if row.Deleted {
 			merged["deleted"] = false
@@ -126,12 +132,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 				return err
 			}
 		}
-		if k.Prepare != nil {
-			if err := k.Prepare(merged, d.parentDoc); err != nil {
-				return err
-			}
-		}
-		e, change, err := s.update(ctx, tx, p, k, row, old, merged, writeOpts{change: change, emit: true})
+		e, change, err := s.update(ctx, tx, p, k, row, old, merged, writeOpts{change: change, emit: true, parent: d.parentDoc})
 		if err != nil {
 			return err
 		}
@@ -270,11 +271,25 @@ func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string,
 // current ETag (or version). Errors: EInvalid (bad patch, immutable field, schema),
 // ENotFound, EPreconditionFailed (stale If-Match or a concurrent change), EForbidden.
 func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string, key Key, patch []byte, ifMatch string) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	ops, err := ParsePatch(patch)
 	if err != nil {
 		return Result{}, err
 	}
-	ops, err := ParsePatch(patch)
+	return s.Edit(ctx, p, kind, key, ifMatch, func(e meridian.Entity) (meridian.Entity, error) {
+		return ApplyPatch(e, ops)
+	})
+}
+
+// Edit reads an entity and writes what change makes of it, in one transaction, so
+// that no concurrent write is lost between the read and the write. change receives
+// the full stored document (relationship fields included) and returns the document to
+// write, which may be the same map changed in place. System fields it changes are
+// ignored; masked secrets keep their stored value; everything else goes through the
+// same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
+// version). Errors: those of change, EInvalid (immutable field, schema, rules),
+// ENotFound, EPreconditionFailed (stale If-Match), EForbidden.
+func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string, key Key, ifMatch string, change func(meridian.Entity) (meridian.Entity, error)) (Result, error) {
+	k, err := s.reg.MustKind(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -287,30 +302,31 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 		if ifMatch != "" && !etagMatches(ifMatch, old) {
 			return meridian.Errorf(meridian.EPreconditionFailed, "The entity has been modified by another user. Please refresh and retry.")
 		}
-		patched, err := ApplyPatch(old, ops)
+		next, err := change(old.Clone())
 		if err != nil {
 			return err
 		}
-		for _, f := range immutableFields(k) {
-			if !reflect.DeepEqual(old[f], patched[f]) {
-				return meridian.Errorf(meridian.EInvalid, "%s attribute %s can't be modified", k.Name, f)
-			}
+		if next == nil {
+			return meridian.Errorf(meridian.EInvalid, "Invalid request format: the result must be a JSON object")
 		}
 		for _, f := range meridian.SystemFields {
+			if f == "id" || f == "fullyQualifiedName" || f == "deleted" {
+				continue // immutable: beforeWrite refuses a change
+			}
 			if v, ok := old[f]; ok {
-				patched[f] = v
+				next[f] = v
 			} else {
-				delete(patched, f)
+				delete(next, f)
 			}
 		}
-		restoreMasked(k, old, patched)
-		if err := s.resolveFields(ctx, tx, k, patched); err != nil {
+		restoreMasked(k, old, next)
+		if err := s.resolveFields(ctx, tx, k, next); err != nil {
 			return err
 		}
-		if err := s.checkTags(ctx, tx, old, patched); err != nil {
+		if err := s.checkTags(ctx, tx, old, next); err != nil {
 			return err
 		}
-		e, change, err := s.update(ctx, tx, p, k, row, old, patched, writeOpts{change: meridian.EventEntityUpdated, emit: true})
+		e, change, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{change: meridian.EventEntityUpdated, emit: true})
 		if err != nil {
 			return err
 		}
@@ -353,7 +369,7 @@ func (s *Entities) Delete(ctx context.Context, p *meridian.Principal, kind strin
 		}
 		next := old.Clone()
 		next["deleted"] = true
-		e, _, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{change: meridian.EventEntitySoftDeleted, emit: true, recursive: o.Recursive})
+		e, _, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{change: meridian.EventEntitySoftDeleted, emit: true, recursive: o.Recursive, lifecycle: true})
 		if err != nil {
 			return err
 		}
@@ -380,8 +396,10 @@ func (s *Entities) checkDelete(ctx context.Context, tx Tx, p *meridian.Principal
 	if err != nil {
 		return Row{}, nil, false, err
 	}
-	if err := checkDeletable(k, old); err != nil {
-		return Row{}, nil, false, err
+	if k.Deletable != nil {
+		if err := k.Deletable(p, old); err != nil {
+			return Row{}, nil, false, err
+		}
 	}
 	if !o.Recursive {
 		children, err := tx.Relations(ctx, RelationQuery{FromID: row.ID, Type: relationTypeContains})
@@ -451,7 +469,7 @@ func (s *Entities) Restore(ctx context.Context, p *meridian.Principal, kind, id 
 		}
 		next := old.Clone()
 		next["deleted"] = false
-		e, _, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{change: meridian.EventEntityRestored, emit: true})
+		e, _, err := s.update(ctx, tx, p, k, row, old, next, writeOpts{change: meridian.EventEntityRestored, emit: true, lifecycle: true})
 		if err != nil {
 			return err
 		}

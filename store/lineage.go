@@ -42,10 +42,6 @@ const MaxLineageDepth = 10
 var LineageSources = []string{"Manual", "ViewLineage", "QueryLineage", "PipelineLineage", "DashboardLineage",
 	"DbtLineage", "SparkLineage", "OpenLineage", "ExternalTableLineage", "CrossDatabaseLineage", "ChildAssets"}
 
-// noLineageKinds are the kinds that cannot be lineage ends.
-var noLineageKinds = map[string]bool{"user": true, "team": true, "bot": true, "classification": true, "tag": true,
-	"glossary": true, "glossaryTerm": true, "testDefinition": true, "testSuite": true, "testCase": true}
-
 // ColumnLineage maps upstream columns (by FQN) to one downstream column.
 type ColumnLineage struct {
 	FromColumns []string `json:"fromColumns,omitempty"`
@@ -383,7 +379,7 @@ func (s *Entities) lineageEnd(ctx context.Context, tx Tx, p *meridian.Principal,
 	if err != nil {
 		return Row{}, nil, err
 	}
-	if noLineageKinds[k.Name] {
+	if k.NoLineage {
 		return Row{}, nil, meridian.Errorf(meridian.EInvalid, "%s: entities of type %s have no lineage", field, k.Name)
 	}
 	m := map[string]any{"type": k.Name}

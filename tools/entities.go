@@ -48,10 +48,18 @@ func (e *Env) kindNames() []string {
 // get reads an entity by FQN with the given fields; not found carries a search hint.
 func (e *Env) get(ctx context.Context, p *meridian.Principal, k *meridian.Kind, fqn, fields string, include store.Include) (meridian.Entity, error) {
 	ent, err := e.Entities.Get(ctx, p, k.Name, store.ByName(strings.TrimSpace(fqn)), store.GetOptions{Fields: fields, Include: include})
-	if meridian.ErrorCode(err) == meridian.ENotFound {
-		return nil, withHint(err, fmt.Sprintf("No %s has the fullyQualifiedName %q; use search_metadata with entityType %s to find the exact name", k.Name, fqn, k.Name))
+	if err != nil {
+		return nil, notFoundHint(err, k, fqn)
 	}
-	return ent, err
+	return ent, nil
+}
+
+// notFoundHint adds a search hint to an ENotFound error for the entity k named fqn.
+func notFoundHint(err error, k *meridian.Kind, fqn string) error {
+	if meridian.ErrorCode(err) == meridian.ENotFound {
+		return withHint(err, fmt.Sprintf("No %s has the fullyQualifiedName %q; use search_metadata with entityType %s to find the exact name", k.Name, fqn, k.Name))
+	}
+	return err
 }
 
 // fieldsOf returns the comma list of the wanted fields the kind supports.

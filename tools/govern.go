@@ -54,40 +54,30 @@ func createClassification(env *Env) *Tool {
 		Name:  "create_classification",
 		Title: "Create classification",
 		Description: "Create a classification (a family of tags such as PII or Tier), or update the one with this name. " +
-			"mutuallyExclusive (an entity may carry only one of its tags) is fixed at creation; an update that asks to " +
-			"change it keeps the stored value and answers a _warning." + confirmFirst,
+			"mutuallyExclusive (an entity may carry only one of its tags) is fixed at creation: an update that leaves " +
+			"it out keeps it, one that changes it is refused." + confirmFirst,
 		Input: Object(Props{
 			"name":              String("Classification name, e.g. PII."),
 			"description":       String("Markdown description."),
 			"displayName":       String("Display name."),
-			"mutuallyExclusive": Boolean("Only one tag of this classification per entity.").Default(false),
+			"mutuallyExclusive": Boolean("Only one tag of this classification per entity (default false)."),
 		}, "name", "description"),
 		Output: writeOutput("classification"),
 		Write:  true, Destructive: true,
 		Handler: func(ctx context.Context, p *meridian.Principal, a Args) (any, error) {
-			body := meridian.Entity{"name": a.String("name"), "description": a.String("description"),
-				"mutuallyExclusive": a.Bool("mutuallyExclusive")}
-			setIf(body, "displayName", a, "displayName")
-			warning := ""
-			old, err := env.Entities.Get(ctx, p, "classification", store.ByName(meridian.QuoteName(a.String("name"))), store.GetOptions{Include: store.IncludeAll})
-			switch {
-			case err == nil:
-				if cur, _ := old["mutuallyExclusive"].(bool); cur != a.Bool("mutuallyExclusive") {
-					body["mutuallyExclusive"] = cur
-					warning = fmt.Sprintf("mutuallyExclusive can't be changed after creation; it stays %v", cur)
-				}
-			case meridian.ErrorCode(err) != meridian.ENotFound:
-				return nil, err
+			body := meridian.Entity{"name": a.String("name"), "description": a.String("description")}
+			if a.Has("mutuallyExclusive") {
+				body["mutuallyExclusive"] = a.Bool("mutuallyExclusive")
 			}
+			setIf(body, "displayName", a, "displayName")
 			res, err := env.Entities.CreateOrUpdate(ctx, p, "classification", body)
+			if meridian.ErrorCode(err) == meridian.EInvalid && a.Has("mutuallyExclusive") {
+				return nil, withHint(err, "mutuallyExclusive is fixed when the classification is created; leave it out to update the rest")
+			}
 			if err != nil {
 				return nil, err
 			}
-			out := written("classification", res)
-			if warning != "" {
-				out["_warning"] = warning
-			}
-			return out, nil
+			return written("classification", res), nil
 		},
 	}
 }
@@ -199,10 +189,6 @@ func createDataProduct(env *Env) *Tool {
 	}
 }
 
-// unpatchable are the kinds patch_entity refuses, as OpenMetadata's tool does: they
-// have dedicated flows.
-var unpatchable = map[string]bool{"user": true, "testCase": true, "testSuite": true}
-
 func patchEntity(env *Env) *Tool {
 	return &Tool{
 		Name:  "patch_entity",
@@ -223,7 +209,7 @@ func patchEntity(env *Env) *Tool {
 			if err != nil {
 				return nil, err
 			}
-			if unpatchable[k.Name] {
+			if k.DedicatedFlows {
 				return nil, withHint(meridian.Errorf(meridian.EInvalid, "patch_entity does not edit %s entities", k.Name),
 					"Use the catalog's REST API for this entity type")
 			}
@@ -349,59 +335,56 @@ func updateEntity(env *Env) *Tool {
 					return nil, withHint(meridian.Errorf(meridian.EInvalid, "Entity type %s has no %s", k.Name, f), "Use patch_entity for this entity type's own fields")
 				}
 			}
-			cur, err := env.get(ctx, p, k, fqn, fieldsOf(k, "owners", "tags"), store.IncludeNonDeleted)
-			if err != nil {
-				return nil, err
+			// Names resolve before the write; the entity is read and changed in one
+			// transaction, so concurrent calls never lose each other's changes.
+			var owners, labels []any
+			if a.Has("owners") {
+				if owners, err = env.principalRefs(ctx, p, "owners", a.Strings("owners"), "user", "team"); err != nil {
+					return nil, err
+				}
 			}
-			var ops []map[string]any
+			if a.Has("tags") && a.String("tagsMode") != "remove" {
+				if labels, err = env.tagLabels(ctx, p, a.Strings("tags")); err != nil {
+					return nil, err
+				}
+			}
 			var changed []any
-			add := func(field string, v any) {
-				ops = append(ops, map[string]any{"op": "add", "path": "/" + field, "value": v})
-				changed = append(changed, field)
-			}
-			if a.Has("description") {
-				old, want := cur.String("description"), a.String("description")
-				if a.String("descriptionMode") == "append" && old != "" {
-					if strings.HasSuffix(strings.TrimSpace(old), strings.TrimSpace(want)) {
-						want = old
-					} else {
-						want = strings.TrimRight(old, "\n") + "\n\n" + want
+			res, err := env.Entities.Edit(ctx, p, k.Name, store.ByName(fqn), "", func(cur meridian.Entity) (meridian.Entity, error) {
+				changed = []any{}
+				set := func(field string, v any) {
+					cur[field] = v
+					changed = append(changed, field)
+				}
+				if a.Has("description") {
+					old, want := cur.String("description"), a.String("description")
+					if a.String("descriptionMode") == "append" && old != "" {
+						if strings.HasSuffix(strings.TrimSpace(old), strings.TrimSpace(want)) {
+							want = old
+						} else {
+							want = strings.TrimRight(old, "\n") + "\n\n" + want
+						}
+					}
+					if want != old {
+						set("description", want)
 					}
 				}
-				if want != old {
-					add("description", want)
+				if a.Has("displayName") && a.String("displayName") != cur.String("displayName") {
+					set("displayName", a.String("displayName"))
 				}
-			}
-			if a.Has("displayName") && a.String("displayName") != cur.String("displayName") {
-				add("displayName", a.String("displayName"))
-			}
-			if a.Has("owners") {
-				v, diff, err := env.ownersUpdate(ctx, p, cur, a.Strings("owners"), a.String("ownersMode"))
-				if err != nil {
-					return nil, err
+				if a.Has("owners") {
+					if v, diff := ownersUpdate(cur, owners, a.String("ownersMode")); diff {
+						set("owners", v)
+					}
 				}
-				if diff {
-					add("owners", v)
+				if a.Has("tags") {
+					if v, diff := tagsUpdate(cur, labels, a.Strings("tags"), a.String("tagsMode")); diff {
+						set("tags", v)
+					}
 				}
-			}
-			if a.Has("tags") {
-				v, diff, err := env.tagsUpdate(ctx, p, cur, a.Strings("tags"), a.String("tagsMode"))
-				if err != nil {
-					return nil, err
-				}
-				if diff {
-					add("tags", v)
-				}
-			}
-			if len(ops) == 0 {
-				out := written(k.Name, store.Result{Entity: cur, Change: meridian.EventEntityNoChange})
-				out["changed"] = []any{}
-				return out, nil
-			}
-			patch, _ := json.Marshal(ops)
-			res, err := env.Entities.Patch(ctx, p, k.Name, store.ByID(cur.ID()), patch, "")
+				return cur, nil
+			})
 			if err != nil {
-				return nil, err
+				return nil, notFoundHint(err, k, fqn)
 			}
 			out := written(k.Name, res)
 			out["changed"] = changed
@@ -410,8 +393,9 @@ func updateEntity(env *Env) *Tool {
 	}
 }
 
-// ownersUpdate computes the owners list after set/add/remove, and whether it differs.
-func (e *Env) ownersUpdate(ctx context.Context, p *meridian.Principal, cur meridian.Entity, names []string, mode string) ([]any, bool, error) {
+// ownersUpdate computes the owners list after set/add/remove of the given owner
+// references, and whether it differs.
+func ownersUpdate(cur meridian.Entity, given []any, mode string) ([]any, bool) {
 	type ref struct{ id, typ string }
 	var old []ref
 	for _, o := range asList(cur["owners"]) {
@@ -419,10 +403,6 @@ func (e *Env) ownersUpdate(ctx context.Context, p *meridian.Principal, cur merid
 		id, _ := m["id"].(string)
 		typ, _ := m["type"].(string)
 		old = append(old, ref{id, typ})
-	}
-	given, err := e.principalRefs(ctx, p, "owners", names, "user", "team")
-	if err != nil {
-		return nil, false, err
 	}
 	var want []ref
 	for _, g := range given {
@@ -463,13 +443,14 @@ func (e *Env) ownersUpdate(ctx context.Context, p *meridian.Principal, cur merid
 	for _, n := range next {
 		out = append(out, map[string]any{"id": n.id, "type": n.typ})
 	}
-	return out, !same, nil
+	return out, !same
 }
 
-// tagsUpdate computes the entity-level tag labels after set/add/remove, and whether
-// they differ. Existing labels are kept as they are; new ones are resolved (and must
-// exist). Removing a tag the entity does not carry changes nothing.
-func (e *Env) tagsUpdate(ctx context.Context, p *meridian.Principal, cur meridian.Entity, fqns []string, mode string) ([]any, bool, error) {
+// tagsUpdate computes the entity-level tag labels after set/add/remove of the tags
+// named by fqns, and whether they differ. Existing labels are kept as they are; new
+// ones come from resolved, the labels of fqns (nil for remove). Removing a tag the
+// entity does not carry changes nothing.
+func tagsUpdate(cur meridian.Entity, resolved []any, fqns []string, mode string) ([]any, bool) {
 	old := asList(cur["tags"])
 	label := func(l any) string { m, _ := l.(map[string]any); s, _ := m["tagFQN"].(string); return s }
 	index := map[string]any{}
@@ -489,15 +470,11 @@ func (e *Env) tagsUpdate(ctx context.Context, p *meridian.Principal, cur meridia
 			}
 		}
 	default:
-		var missing []string
-		for _, f := range fqns {
-			if _, ok := index[strings.ToLower(strings.TrimSpace(f))]; !ok {
-				missing = append(missing, f)
+		var fresh []any
+		for _, l := range resolved {
+			if _, ok := index[strings.ToLower(label(l))]; !ok {
+				fresh = append(fresh, l)
 			}
-		}
-		fresh, err := e.tagLabels(ctx, p, missing)
-		if err != nil {
-			return nil, false, err
 		}
 		if mode == "add" {
 			next = append(next, old...)
@@ -526,5 +503,5 @@ func (e *Env) tagsUpdate(ctx context.Context, p *meridian.Principal, cur meridia
 			}
 		}
 	}
-	return next, !same, nil
+	return next, !same
 }

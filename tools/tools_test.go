@@ -221,8 +221,13 @@ func TestWriteTools(t *testing.T) {
 			t.Fatalf("got %v", out)
 		}
 		again := f.ok(t, admin, "create_classification", map[string]any{"name": "PII", "description": "Personal data, updated"})
-		if again["mutuallyExclusive"] != true || again["_warning"] == nil || again["description"] != "Personal data, updated" {
+		if again["mutuallyExclusive"] != true || again["description"] != "Personal data, updated" {
 			t.Fatalf("update %v", again)
+		}
+		// The engine refuses the change, as it does for REST PUT and PATCH.
+		if body := f.fail(t, admin, "create_classification", map[string]any{"name": "PII", "description": "x", "mutuallyExclusive": false}); body.StatusCode != 400 ||
+			!strings.Contains(body.Error, "mutuallyExclusive can't be modified") {
+			t.Fatalf("changing mutuallyExclusive: %+v", body)
 		}
 		tag := f.ok(t, admin, "create_tag", map[string]any{"name": "Sensitive", "description": "Sensitive", "classification": "PII"})
 		if tag["fullyQualifiedName"] != "PII.Sensitive" {

@@ -63,6 +63,8 @@ func Run(t *testing.T, open Open) {
 		{"TeamMembershipIsOneRelationSeenFromBothSides", testTeamMembership},
 		{"MembersOfAnOwningTeamAreOwners", testTeamOwnersMembersMayEdit},
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
+		{"ImmutableAndPrivilegedFieldsHoldForEveryVerb", testImmutableAndPrivilegedFieldsHoldForEveryVerb},
+		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,6 +81,8 @@ type Fixture struct {
 	E      *store.Entities
 	Admin  *meridian.Principal
 	clock  time.Time
+	open   Open
+	valid  store.Validator
 }
 
 func newFixture(t *testing.T, open Open) *Fixture {
@@ -88,7 +92,8 @@ func newFixture(t *testing.T, open Open) *Fixture {
 		t.Fatalf("schema: %v", err)
 	}
 	f := &Fixture{T: t, Ctx: context.Background(), Driver: d,
-		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, clock: time.UnixMilli(1_700_000_000_000)}
+		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, clock: time.UnixMilli(1_700_000_000_000),
+		open: open, valid: v}
 	f.E = store.New(store.Config{Driver: d, Registry: meridian.DefaultRegistry(), Validator: v,
 		Sealer: rot13{}, Now: func() time.Time { f.clock = f.clock.Add(time.Millisecond); return f.clock }})
 	return f
