@@ -106,8 +106,8 @@ func DefaultKinds() []*Kind {
 			SoftDelete: true, Locate: locateTestCase, Immutable: []string{"entityLink", "entityFQN"},
 			Validate: validateTestCase, NoLineage: true, DedicatedFlows: true,
 			Computed: []string{"testCaseResult", "testCaseStatus"},
-			Refs:    map[string][]string{"testDefinition": {"testDefinition"}, "testSuite": {"testSuite"}},
-			Filters: []Filter{{Param: "entityLink", Field: "entityLink"}, {Param: "entityFQN", Field: "entityFQN"}}},
+			Refs:     map[string][]string{"testDefinition": {"testDefinition"}, "testSuite": {"testSuite"}},
+			Filters:  []Filter{{Param: "entityLink", Field: "entityLink"}, {Param: "entityFQN", Field: "entityFQN"}}},
 
 		// Governance.
 		{Name: "classification", Collection: "classifications", Fields: fields(governanceFields, "termCount", "usageCount"),
@@ -121,7 +121,7 @@ func DefaultKinds() []*Kind {
 			NoLineage: true},
 		{Name: "glossaryTerm", Collection: "glossaryTerms", Fields: fields(governanceFields, "children", "relatedTerms", "usageCount"),
 			SoftDelete: true, NoLineage: true, DataAsset: true,
-			Parents:    []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
+			Parents:        []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
 			ParentRequired: true, Inherit: []string{"glossary"}, Prepare: prepareGlossaryTerm,
 			Filters: []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}}},
 		{Name: "domain", Collection: "domains", Fields: []string{"owners", "followers", "tags", "extension", "experts", "children"},
