@@ -7,6 +7,18 @@ import (
 	"strings"
 )
 
+// Kind names the engine's generic rules refer to: owners and reviewers are users or
+// teams, and tag labels name tags (under classifications) or glossary terms (under
+// glossaries).
+const (
+	KindUser           = "user"
+	KindTeam           = "team"
+	KindClassification = "classification"
+	KindTag            = "tag"
+	KindGlossary       = "glossary"
+	KindGlossaryTerm   = "glossaryTerm"
+)
+
 // Field sets shared by many kinds.
 var (
 	assetFields      = []string{"owners", "followers", "tags", "extension", "domains", "dataProducts", "votes"}

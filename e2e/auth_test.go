@@ -256,6 +256,25 @@ func TestRolesAndOwnershipGive403(t *testing.T) {
 			})
 		}
 	})
+	t.Run("a user cannot make itself a bot", func(t *testing.T) {
+		// isBot is immutable for every verb: PUT and PATCH refuse it with one message, and
+		// the caller's new token is still a person's.
+		mallory := s.user(t, "mallory", "DataConsumer")
+		put := mallory.c.do("PUT", "/api/v1/users", map[string]any{"name": "mallory",
+			"email": "mallory@meridian.local", "isBot": true}, nil)
+		patch := mallory.c.do("PATCH", "/api/v1/users/"+mallory.id, ops(patchOp("add", "/isBot", true)), nil)
+		for _, r := range []*response{put, patch} {
+			expectError(t, r, 400, "user attribute isBot can't be modified")
+		}
+		u := a.must(200, "GET", "/api/v1/users/"+mallory.id, nil)
+		if u["isBot"] == true {
+			t.Fatalf("mallory became a bot: %v", u)
+		}
+		tr := mallory.c.must(201, "PUT", "/api/v1/users/security/token", map[string]any{"JWTTokenExpiry": "1"})
+		if claims := jwtPayload(t, str(tr["token"])); claims["isBot"] == true {
+			t.Fatalf("mallory's new token is a bot's: %v", claims)
+		}
+	})
 	t.Run("a user can edit its own profile", func(t *testing.T) {
 		e := steward.c.must(200, "PATCH", "/api/v1/users/"+steward.id, ops(patchOp("add", "/displayName", "Stew")))
 		if e["displayName"] != "Stew" {

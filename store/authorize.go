@@ -40,7 +40,7 @@ func (s *Entities) authorizeOwned(ctx context.Context, tx Tx, p *meridian.Princi
 
 func hasTeam(refs []meridian.EntityRef) bool {
 	for _, r := range refs {
-		if r.Type == "team" {
+		if r.Type == meridian.KindTeam {
 			return true
 		}
 	}
@@ -53,7 +53,7 @@ func teamMembers(ctx context.Context, tx Tx, owners []meridian.EntityRef) ([]mer
 	var out []meridian.EntityRef
 	seen := map[string]bool{}
 	for _, o := range owners {
-		if o.Type != "team" || o.ID == "" || o.Deleted {
+		if o.Type != meridian.KindTeam || o.ID == "" || o.Deleted {
 			continue
 		}
 		rels, err := tx.Relations(ctx, RelationQuery{ToID: o.ID, Type: relationTypeTeams})
@@ -61,11 +61,11 @@ func teamMembers(ctx context.Context, tx Tx, owners []meridian.EntityRef) ([]mer
 			return nil, err
 		}
 		for _, rel := range rels {
-			if rel.FromKind != "user" || seen[rel.FromID] {
+			if rel.FromKind != meridian.KindUser || seen[rel.FromID] {
 				continue
 			}
 			seen[rel.FromID] = true
-			out = append(out, meridian.EntityRef{ID: rel.FromID, Type: "user"})
+			out = append(out, meridian.EntityRef{ID: rel.FromID, Type: meridian.KindUser})
 		}
 	}
 	return out, nil

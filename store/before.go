@@ -68,10 +68,8 @@ func (s *Entities) check(ctx context.Context, tx Tx, k *meridian.Kind, w *meridi
 // set on create or changed on update.
 func (s *Entities) checkFields(k *meridian.Kind, w *meridian.Write) error {
 	if w.Old != nil {
-		for _, f := range immutableFields(k) {
-			if !sameValue(w.Old[f], w.New[f]) {
-				return meridian.Errorf(meridian.EInvalid, "%s attribute %s can't be modified", k.Name, f)
-			}
+		if err := checkImmutable(k, w.Old, w.New, sameValue); err != nil {
+			return err
 		}
 	}
 	for _, f := range k.Privileged {
@@ -87,6 +85,17 @@ func (s *Entities) checkFields(k *meridian.Kind, w *meridian.Write) error {
 				owners = ownersOf(w.Old)
 			}
 			return s.authorize(w.Principal, OpEditPrivileged, k, w.New, owners)
+		}
+	}
+	return nil
+}
+
+// checkImmutable refuses, with EInvalid, a document whose immutable fields differ from
+// old's by eq.
+func checkImmutable(k *meridian.Kind, old, next meridian.Entity, eq func(a, b any) bool) error {
+	for _, f := range immutableFields(k) {
+		if !eq(old[f], next[f]) {
+			return meridian.Errorf(meridian.EInvalid, "%s attribute %s can't be modified", k.Name, f)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"time"
 
@@ -309,6 +310,15 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 		if next == nil {
 			return meridian.Errorf(meridian.EInvalid, "Invalid request format: the result must be a JSON object")
 		}
+		// What the caller sent is compared as sent, before references are resolved.
+		if err := checkImmutable(k, old, next, reflect.DeepEqual); err != nil {
+			return err
+		}
+		for _, f := range k.Computed {
+			if _, ok := next[f]; ok {
+				return meridian.Errorf(meridian.EInvalid, "%s is computed when a %s is read and can't be written", f, k.Name)
+			}
+		}
 		for _, f := range meridian.SystemFields {
 			if f == "id" || f == "fullyQualifiedName" || f == "deleted" {
 				continue // immutable: beforeWrite refuses a change
@@ -599,14 +609,14 @@ func (s *Entities) follow(ctx context.Context, p *meridian.Principal, kind, id, 
 		if err := s.authorize(p, OpFollow, k, e, ownersOf(e)); err != nil {
 			return err
 		}
-		user, err := tx.Get(ctx, "user", userID)
+		user, err := tx.Get(ctx, meridian.KindUser, userID)
 		if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && user.Deleted) {
-			return meridian.NotFound("user", userID)
+			return meridian.NotFound(meridian.KindUser, userID)
 		}
 		if err != nil {
 			return err
 		}
-		rel := Relation{FromID: row.ID, FromKind: k.Name, ToID: user.ID, ToKind: "user", Type: "followers"}
+		rel := Relation{FromID: row.ID, FromKind: k.Name, ToID: user.ID, ToKind: meridian.KindUser, Type: "followers"}
 		existing, err := tx.Relations(ctx, RelationQuery{FromID: row.ID, ToID: user.ID, Type: "followers"})
 		if err != nil {
 			return err

@@ -64,9 +64,9 @@ func (s *Entities) checkTags(ctx context.Context, tx Tx, old, e meridian.Entity)
 				m["state"] = "Confirmed"
 			}
 			if !known[fqn] {
-				kind := "tag"
+				kind := meridian.KindTag
 				if m["source"] == "Glossary" {
-					kind = "glossaryTerm"
+					kind = meridian.KindGlossaryTerm
 				}
 				norm, err := meridian.NormalizeFQN(fqn)
 				if err != nil {
@@ -161,12 +161,12 @@ func checkOwners(ctx context.Context, tx Tx, v any) error {
 	for _, item := range asList(v) {
 		ref, _ := item.(map[string]any)
 		switch ref["type"] {
-		case "user":
+		case meridian.KindUser:
 			users++
-		case "team":
+		case meridian.KindTeam:
 			teams++
 			id, _ := ref["id"].(string)
-			row, err := tx.Get(ctx, "team", id)
+			row, err := tx.Get(ctx, meridian.KindTeam, id)
 			if err != nil {
 				return err
 			}
@@ -199,9 +199,9 @@ func checkReviewers(v any) error {
 	for _, item := range asList(v) {
 		ref, _ := item.(map[string]any)
 		switch ref["type"] {
-		case "user":
+		case meridian.KindUser:
 			users++
-		case "team":
+		case meridian.KindTeam:
 			teams++
 		}
 	}
@@ -255,9 +255,9 @@ func (s *Entities) checkTagRules(ctx context.Context, tx Tx, old, next meridian.
 	// nodes below it.
 	kindsOf := func(label map[string]any) (string, string) {
 		if label["source"] == "Glossary" {
-			return "glossary", "glossaryTerm"
+			return meridian.KindGlossary, meridian.KindGlossaryTerm
 		}
-		return "classification", "tag"
+		return meridian.KindClassification, meridian.KindTag
 	}
 	check := func(oldList, list []any) error {
 		before := map[string]bool{}
