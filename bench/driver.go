@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/postgres"
-	"github.com/meridian-catalog/meridian/store/sqlite"
+	"github.com/meridian-catalog/meridian/app"
 )
 
 // driverResult is one column of the report.
@@ -158,13 +156,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	}
 
 	// The floor: the same database, opened in-process, the server stopped.
-	var drv store.Driver
-	switch driver {
-	case "sqlite":
-		drv, err = sqlite.Open(ctx, filepath.Join(dataDir, "catalog.db"))
-	case "postgres":
-		drv, err = postgres.Open(ctx, dbURL)
-	}
+	drv, err := app.OpenDriver(ctx, app.Config{DataDir: dataDir, DatabaseURL: dbURL})
 	if err != nil {
 		res.floor = timing{name: "floor", err: oneLine(err.Error())}
 	} else {
@@ -175,7 +167,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 
 	switch driver {
 	case "sqlite":
-		for _, f := range []string{"catalog.db", "catalog.db-wal"} {
+		for _, f := range []string{app.CatalogFile, app.CatalogFile + "-wal"} {
 			if fi, err := os.Stat(filepath.Join(dataDir, f)); err == nil {
 				res.dbSize += fi.Size()
 			}

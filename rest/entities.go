@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -46,32 +44,6 @@ func entityOrEmpty(e meridian.Entity) any {
 		return map[string]any{}
 	}
 	return e
-}
-
-// kindRoutes adds the standard operation set of one kind under /api/v1/<collection>.
-func (s *server) kindRoutes(r chi.Router, k *meridian.Kind) {
-	p := "/api/v1/" + k.Collection
-	r.Get(p, s.h(s.list(k)))
-	r.Post(p, s.h(s.create(k)))
-	r.Put(p, s.h(s.createOrUpdate(k)))
-	r.Put(p+"/restore", s.h(s.restore(k)))
-	r.Get(p+"/{id}", s.h(s.get(k, byID)))
-	r.Get(p+"/name/{fqn}", s.h(s.get(k, byName)))
-	r.Patch(p+"/{id}", s.h(s.patch(k, byID)))
-	r.Patch(p+"/name/{fqn}", s.h(s.patch(k, byName)))
-	r.Delete(p+"/{id}", s.h(s.remove(k, byID)))
-	r.Delete(p+"/name/{fqn}", s.h(s.remove(k, byName)))
-	r.Delete(p+"/async/{id}", s.h(s.removeAsync(k)))
-	r.Get(p+"/{id}/versions", s.h(s.versions(k)))
-	r.Get(p+"/{id}/versions/{version}", s.h(s.version(k)))
-	r.Put(p+"/{id}/followers", s.h(s.addFollower(k)))
-	r.Delete(p+"/{id}/followers/{userId}", s.h(s.removeFollower(k)))
-	if strings.HasPrefix(k.Collection, "services/") {
-		r.Put(p+"/{id}/testConnectionResult", s.h(s.testConnectionResult(k)))
-	}
-	if k.Name == "contextPlugin" {
-		r.Post(p+"/{id}/testConnection", s.h(s.testPluginConnection(k)))
-	}
 }
 
 // keyFunc reads the entity key of a request: by {id} or by {fqn}.

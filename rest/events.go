@@ -5,19 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
-
-// eventRoutes serves the change-event outbox to admins: GET /v1/events (paged, filtered
-// by timestamp and entityType) and GET /v1/events/consumers (each outbox consumer's
-// position and backlog).
-func (s *server) eventRoutes(r chi.Router) {
-	r.Get("/api/v1/events", s.h(s.listEvents))
-	r.Get("/api/v1/events/consumers", s.h(s.eventConsumers))
-}
 
 func (s *server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()

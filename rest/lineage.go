@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -15,20 +13,6 @@ import (
 // maxRESTLineageDepth is the deepest lineage walk the REST API accepts, as
 // OpenMetadata's @Max(3). The MCP tools walk deeper (store.MaxLineageDepth).
 const maxRESTLineageDepth = 3
-
-// lineageRoutes serves OpenMetadata's lineage API: PUT /v1/lineage adds an edge (200,
-// empty body; the X-OpenMetadata-Change header says entityLineageAdded,
-// entityLineageUpdated or entityNoChange), GET …/{entity}/{id} and
-// …/{entity}/name/{fqn} read the graph with upstreamDepth and downstreamDepth (0 to 3,
-// default 1) and includeDeleted, and DELETE removes an edge by ids or by FQNs.
-func (s *server) lineageRoutes(r chi.Router) {
-	p := "/api/v1/lineage"
-	r.Put(p, s.h(s.addLineage))
-	r.Get(p+"/{entity}/{id}", s.h(s.getLineage(byID)))
-	r.Get(p+"/{entity}/name/{fqn}", s.h(s.getLineage(byName)))
-	r.Delete(p+"/{entity}/{id}/{toEntity}/{toId}", s.h(s.deleteLineage(false)))
-	r.Delete(p+"/{entity}/name/{fqn}/{toEntity}/name/{toFqn}", s.h(s.deleteLineage(true)))
-}
 
 func (s *server) addLineage(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r)

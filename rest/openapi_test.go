@@ -100,11 +100,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	if !bytes.Equal(raw, again) {
 		t.Error("two fetches answered different documents")
 	}
-	b, err := buildOpenAPI(meridian.DefaultRegistry(), "1.2.3-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(raw, b) {
+	if b, _ := fetchOpenAPI(t, bareHandler(t)); !bytes.Equal(raw, b) {
 		t.Error("two builds made different documents: the document is not deterministic")
 	}
 	t.Logf("document: %d bytes, %d paths, %d operations", len(raw), len(doc["paths"].(map[string]any)), len(operations(t, doc)))
@@ -213,7 +209,8 @@ func TestOpenAPIHasEveryKind(t *testing.T) {
 }
 
 // TestOpenAPIMatchesRoutes walks the router: every route it serves is documented, and
-// every documented operation is served, except undocumentedRoutes.
+// every documented operation is served, except undocumentedRoutes. Both come from the
+// one route table; this checks that New and buildOpenAPI read it alike.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	h := bareHandler(t)
 	_, doc := fetchOpenAPI(t, h)
@@ -534,5 +531,59 @@ func TestOpenAPISchemasValidate(t *testing.T) {
 			continue
 		}
 		check(a.schema, string(r.body), true)
+	}
+}
+
+// TestOpenAPITokenDefaultsMatchTheHandlers: schema/api.json states the defaults the token
+// handlers apply when the body leaves them out.
+func TestOpenAPITokenDefaultsMatchTheHandlers(t *testing.T) {
+	_, doc := fetchOpenAPI(t, bareHandler(t))
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	def := func(shape, prop string) any {
+		return schemas[shape].(map[string]any)["properties"].(map[string]any)[prop].(map[string]any)["default"]
+	}
+	for _, c := range []struct {
+		shape, prop string
+		want        string
+	}{
+		{"CreatePersonalAccessToken", "tokenName", defaultTokenName},
+		{"CreatePersonalAccessToken", "JWTTokenExpiry", defaultTokenExpiry},
+		{"GenerateBotToken", "JWTTokenExpiry", defaultTokenExpiry},
+	} {
+		if got := def(c.shape, c.prop); got != c.want {
+			t.Errorf("%s.%s default = %v, want %q", c.shape, c.prop, got, c.want)
+		}
+	}
+}
+
+// TestOpenAPIRefusesABadRouteTable: the document is not built from a table that names an
+// operation twice, leaves a route under /api undescribed, or describes one outside it.
+func TestOpenAPIRefusesABadRouteTable(t *testing.T) {
+	reg := meridian.DefaultRegistry()
+	ok := func(id, path string) route {
+		return route{method: http.MethodGet, path: path, id: id, tag: "meta", summary: "s",
+			responses: obj{"200": resp("ok", nil)}}
+	}
+	for _, c := range []struct {
+		name   string
+		routes []route
+		want   string
+	}{
+		{"operation id twice", []route{ok("a", "/api/v1/a"), ok("a", "/api/v1/b")}, "operationId a"},
+		{"route twice", []route{ok("a", "/api/v1/a"), ok("b", "/api/v1/a")}, "described twice"},
+		{"route under /api without id", []route{ok("", "/api/v1/a")}, "no operation id"},
+		{"described route outside /api", []route{ok("a", "/v1/a")}, "not one operation under /api"},
+		{"public route with a parameter", []route{func() route { r := ok("a", "/api/v1/{x}"); r.public = true; return r }()}, "public route"},
+		{"tag without description", []route{func() route { r := ok("a", "/api/v1/a"); r.tag = "nope"; return r }()}, "tag nope"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := buildOpenAPI(reg, "test", c.routes)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("buildOpenAPI = %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+	if _, err := buildOpenAPI(reg, "test", []route{ok("a", "/api/v1/a"), {path: "/metrics"}}); err != nil {
+		t.Errorf("a good table: %v", err)
 	}
 }

@@ -5,26 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian"
 )
-
-// qualityRoutes serves test case results, kept as a time series: PUT
-// /v1/dataQuality/testCases/{fqn}/testCaseResult (Meridian's and OpenMetadata 1.x's
-// path) and POST /v1/dataQuality/testCases/testCaseResults/{fqn} (OpenMetadata's
-// current path) add one and answer it; GET on either path lists them, newest first,
-// with startTs and endTs (epoch ms) bounding the timestamps. Test definitions and test
-// cases themselves are served by the generic kind routes.
-func (s *server) qualityRoutes(r chi.Router) {
-	p := "/api/v1/dataQuality/testCases"
-	// {id} holds the test case FQN here; chi needs the one parameter name at this level.
-	r.Put(p+"/{id}/testCaseResult", s.h(s.addTestCaseResult("id")))
-	r.Get(p+"/{id}/testCaseResult", s.h(s.listTestCaseResults("id")))
-	r.Post(p+"/testCaseResults/{fqn}", s.h(s.addTestCaseResult("fqn")))
-	r.Put(p+"/testCaseResults/{fqn}", s.h(s.addTestCaseResult("fqn")))
-	r.Get(p+"/testCaseResults/{fqn}", s.h(s.listTestCaseResults("fqn")))
-}
 
 func testCaseFQN(r *http.Request, param string) (string, error) {
 	v, err := pathParam(r, param)

@@ -1,8 +1,10 @@
-// Package rest is Meridian's REST API. It follows OpenMetadata's paths and shapes: the
-// generic entity routes are generated from the kind registry, and the special families
-// (users, bots and tokens) sit beside them. Handlers parse, call the engine and shape the
-// answer; no business rule lives here. Every error goes through one writer that maps the
-// application error code to an HTTP status and a {code, message} body.
+// Package rest is Meridian's REST API. It follows OpenMetadata's paths and shapes. One
+// route table (routes.go) feeds both the router and the OpenAPI document: the generic
+// entity routes are generated from the kind registry, and the special families (users
+// and tokens, events, search, lineage, test case results) sit beside them. Handlers
+// parse, call the engine and shape the answer; no business rule lives here. Every error
+// goes through one writer that maps the application error code to an HTTP status and a
+// {code, message} body.
 package rest
 
 import (
@@ -53,16 +55,27 @@ type server struct {
 	dispatcher    *store.Dispatcher
 	metrics       *metrics
 	mux           *chi.Mux
+	// public holds "METHOD path" of the routes that need no token.
+	public map[string]bool
+	// apiDoc is the OpenAPI document of the route table, built once by New; apiErr is
+	// why it could not be built.
+	apiDoc []byte
+	apiErr error
 }
 
-// New returns the REST API handler: /healthz and /readyz without authentication, and
-// everything under /api behind a Bearer JWT.
+// New returns the REST API handler: /healthz, /readyz and /metrics without
+// authentication, and everything under /api behind a Bearer JWT. The router and the
+// OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.metrics = newMetrics(c.Dispatcher)
+	reg := s.ents.Registry()
+	routes := s.routes(reg)
+	s.apiDoc, s.apiErr = buildOpenAPI(reg, s.serverVersion, routes)
+
 	mux := chi.NewRouter()
 	s.mux = mux
 	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody)
@@ -70,23 +83,16 @@ func New(c Config) http.Handler {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})
 	mux.MethodNotAllowed(s.methodNotAllowed)
-
-	mux.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.Get("/readyz", s.readyz)
-	mux.Handle("/metrics", s.metrics.handler())
-	mux.Get(OpenAPIPath, s.openAPI())
-
-	// Special families first: static segments win over {id} in chi's tree anyway, but
-	// keeping them together makes the table of routes easy to read.
-	s.userRoutes(mux)
-	s.eventRoutes(mux)
-	s.searchRoutes(mux)
-	s.lineageRoutes(mux)
-	s.qualityRoutes(mux)
-	for _, k := range s.ents.Registry().Kinds() {
-		s.kindRoutes(mux, k)
+	s.public = map[string]bool{}
+	for _, rt := range routes {
+		if rt.method == "" {
+			mux.Handle(rt.path, rt.handler)
+		} else {
+			mux.Method(rt.method, rt.path, rt.handler)
+		}
+		if rt.public {
+			s.public[rt.method+" "+rt.path] = true
+		}
 	}
 	return mux
 }
@@ -274,12 +280,12 @@ func tooLarge(limit int64) string {
 	return fmt.Sprintf("Request body is larger than %d bytes", limit)
 }
 
-// authenticate requires a valid Bearer JWT on every path under /api, except a GET of the
-// public OpenAPI document, and puts the principal in the context. A token scoped to
-// metadata:read may only read.
+// authenticate requires a valid Bearer JWT on every path under /api, except the public
+// routes of the table (a GET of the OpenAPI document), and puts the principal in the
+// context. A token scoped to metadata:read may only read.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/")) || (r.Method == http.MethodGet && r.URL.EscapedPath() == OpenAPIPath) {
+		if (r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/")) || s.public[r.Method+" "+r.URL.EscapedPath()] {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +17,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
-	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/sqlite"
 )
 
 // fixture is a REST server over a real SQLite catalog, with an admin token.
@@ -36,25 +34,14 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"))
+	cat, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	v, err := schema.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(ctx, db, "meridian")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ents := store.New(store.Config{Driver: db, Registry: meridian.DefaultRegistry(), Validator: v, Policy: auth.Policy{}})
-	f := &fixture{t: t, ents: ents, auth: a}
-	f.srv = httptest.NewServer(New(Config{Entities: ents, Auth: a, Version: "test",
-		Ready: func(context.Context) error { return f.ready }}))
+	t.Cleanup(func() { cat.Close() })
+	f := &fixture{t: t, ents: cat.Entities, auth: cat.Auth}
+	f.srv = httptest.NewServer(New(Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test",
+		Dispatcher: cat.Dispatcher, Ready: func(context.Context) error { return f.ready }}))
 	t.Cleanup(f.srv.Close)
 	f.admin = f.userToken("admin", []string{meridian.RoleAdmin}, false)
 	return f

@@ -6,16 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian/store"
 )
-
-// searchRoutes serves keyword search: GET /v1/search/query, answered in Elasticsearch's
-// shape from the store's own full-text index.
-func (s *server) searchRoutes(r chi.Router) {
-	r.Get("/api/v1/search/query", s.h(s.searchQuery))
-}
 
 // searchQuery parses q, index, from, size, deleted and query_filter. size=0 answers
 // the total only, as Elasticsearch does.

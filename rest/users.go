@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
@@ -17,15 +15,6 @@ const (
 	defaultTokenName   = "personal-access-token"
 	botTokenName       = "bot-token"
 )
-
-// userRoutes adds the users, bots and tokens family beside the generic user routes.
-func (s *server) userRoutes(r chi.Router) {
-	r.Get("/api/v1/users/me", s.h(s.me))
-	r.Put("/api/v1/users/security/token", s.h(s.createPersonalToken))
-	r.Get("/api/v1/users/security/token", s.h(s.listTokens))
-	r.Delete("/api/v1/users/security/token/{tokenId}", s.h(s.revokeToken))
-	r.Put("/api/v1/users/generateToken/{userId}", s.h(s.generateBotToken))
-}
 
 // callerUser reads the caller's user entity, with its roles.
 func (s *server) callerUser(r *http.Request, fields string) (meridian.Entity, error) {

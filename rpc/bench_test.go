@@ -15,9 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/rpc"
-	"github.com/meridian-catalog/meridian/tools"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
 )
 
@@ -30,12 +30,9 @@ import (
 //	go test ./rpc -run '^$' -bench GetEntityDetails -benchtime 2000x
 func BenchmarkGetEntityDetails(b *testing.B) {
 	ctx := context.Background()
-	c := catalogtest.New(b)
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	set, err := tools.New(tools.Config{Entities: c.Entities, Schemas: c.Schemas, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := catalogtest.Open(b, app.Config{Logger: log})
+	set := c.Tools
 	mux := http.NewServeMux()
 	rpc.NewHTTP(rpc.Config{Tools: set, Auth: c.Auth, Logger: log, Version: "bench"}).Mount(mux)
 	mux.Handle("/", rest.New(rest.Config{Entities: c.Entities, Auth: c.Auth, Logger: log, Version: "bench"}))

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/rpc"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/tools"
@@ -35,11 +36,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, readOnly bool, origins ...string) *fixture {
 	t.Helper()
-	c := catalogtest.New(t)
-	set, err := tools.New(tools.Config{Entities: c.Entities, Schemas: c.Schemas, ReadOnly: readOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := catalogtest.Open(t, app.Config{ReadOnly: readOnly})
+	set := c.Tools
 	mux := http.NewServeMux()
 	rpc.NewHTTP(rpc.Config{Tools: set, Auth: c.Auth, Version: "test", AllowedOrigins: origins}).Mount(mux)
 	srv := httptest.NewServer(mux)
@@ -388,10 +386,7 @@ func TestLegacyEra(t *testing.T) {
 // TestStdio serves newline-delimited JSON-RPC on a pipe as the configured principal.
 func TestStdio(t *testing.T) {
 	cat := catalogtest.New(t)
-	set, err := tools.New(tools.Config{Entities: cat.Entities, Schemas: cat.Schemas})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := cat.Tools
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -444,10 +439,7 @@ func TestStdio(t *testing.T) {
 // separators included.
 func TestRenderSendsTheStructuredContentUnchanged(t *testing.T) {
 	c := catalogtest.New(t)
-	set, err := tools.New(tools.Config{Entities: c.Entities, Schemas: c.Schemas})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := c.Tools
 	fqn := c.Table(t, "svc", "db", "sch", "t", 3)
 	desc := "a < b && c > d, \u2028 line \u2029 para, \"quoted\" \\ é 😀 <script>"
 	if _, err := c.Entities.Patch(context.Background(), c.Admin, "table", store.ByName(fqn),

@@ -6,6 +6,10 @@
 // validates: system fields (id, fullyQualifiedName, version, ...) are present, and parent,
 // inherited and reference fields are entity reference objects, not FQN strings. The top
 // level rejects unknown fields. The same schemas feed OpenAPI and the MCP tool schemas.
+//
+// api.json holds the REST shapes that are not entity documents (errors, pages, change
+// events, search answers, lineage, tokens) as $defs; OpenAPI publishes them beside the
+// kinds (see API).
 package schema
 
 import (
@@ -25,6 +29,9 @@ import (
 
 //go:embed kinds/*.json
 var files embed.FS
+
+//go:embed api.json
+var apiSchema []byte
 
 // baseURL is the $id prefix of every embedded schema. Nothing is fetched from it.
 const baseURL = "https://meridian.dev/schema/kinds/"
@@ -61,6 +68,11 @@ func Kinds() []string {
 	sort.Strings(out)
 	return out
 }
+
+// API returns the embedded api.json: one $defs entry per REST shape that is not an
+// entity document. Its references read #/$defs/<Name> (another shape) and
+// kinds/common.json#/$defs/<Name> (a shared definition).
+func API() json.RawMessage { return append(json.RawMessage(nil), apiSchema...) }
 
 // New compiles every embedded schema once.
 func New() (*Validator, error) {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -638,4 +641,73 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestAPISchemasCompile compiles every shape of api.json, with the shared definitions it
+// refers to, as JSON Schema 2020-12, and checks a few bodies against them.
+func TestAPISchemasCompile(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(noLoader{})
+	for name, b := range map[string][]byte{"api.json": API(), "kinds/common.json": mustRead(t, "kinds/common.json")} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.AddResource("https://meridian.dev/schema/"+name, doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	var api struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(API(), &api); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Defs) == 0 {
+		t.Fatal("api.json has no $defs")
+	}
+	compiled := map[string]*jsonschema.Schema{}
+	for name := range api.Defs {
+		s, err := c.Compile("https://meridian.dev/schema/api.json#/$defs/" + name)
+		if err != nil {
+			t.Errorf("compile %s: %v", name, err)
+			continue
+		}
+		compiled[name] = s
+	}
+	for _, tc := range []struct {
+		shape, body string
+		valid       bool
+	}{
+		{"Error", `{"code":404,"message":"table instance for x not found"}`, true},
+		{"Error", `{"code":"404","message":"x"}`, false},
+		{"RestoreEntity", `{"id":"8a0e6c4e-6b7a-4f53-9d5f-1b0b7e0f4a11"}`, true},
+		{"RestoreEntity", `{"id":"nope"}`, false},
+		{"AddLineage", `{"edge":{"fromEntity":{"type":"table","fullyQualifiedName":"a"},"toEntity":{"type":"table","id":"8a0e6c4e-6b7a-4f53-9d5f-1b0b7e0f4a11"}}}`, true},
+		{"AddLineage", `{"edge":{"fromEntity":{"fullyQualifiedName":"a"},"toEntity":{"type":"table"}}}`, false},
+	} {
+		s := compiled[tc.shape]
+		if s == nil {
+			t.Errorf("api.json has no %s", tc.shape)
+			continue
+		}
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(v); (err == nil) != tc.valid {
+			t.Errorf("%s on %s: valid = %v, want %v (%v)", tc.shape, tc.body, err == nil, tc.valid, err)
+		}
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := files.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -13,8 +13,6 @@ import (
 
 // Discover: finding entities.
 
-func init() { register(searchMetadata) }
-
 // Search limits of search_metadata, as OpenMetadata's tool has them.
 const (
 	searchDefaultSize = 10

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/meridian-catalog/meridian/tools"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
 )
 
@@ -15,10 +14,7 @@ import (
 func FuzzToolCall(f *testing.F) {
 	c := catalogtest.New(f)
 	table := c.Table(f, "svc", "db", "sch", "orders", 3)
-	set, err := tools.New(tools.Config{Entities: c.Entities, Schemas: c.Schemas})
-	if err != nil {
-		f.Fatal(err)
-	}
+	set := c.Tools
 	names := []string{}
 	for _, t := range set.Tools() {
 		names = append(names, t.Name)

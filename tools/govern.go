@@ -14,15 +14,6 @@ import (
 // Govern and classify: classifications, tags, domains, data products, and edits of any
 // entity (patch_entity, update_entity).
 
-func init() {
-	register(createClassification)
-	register(createTag)
-	register(createDomain)
-	register(createDataProduct)
-	register(patchEntity)
-	register(updateEntity)
-}
-
 // principalNames turns user or team names into the FQN strings a create body takes;
 // the engine resolves them (users first, then teams) and answers 404 for a missing one.
 func principalNames(names []string) []any {

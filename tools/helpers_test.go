@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/tools"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
 )
@@ -20,15 +21,11 @@ type fixture struct {
 	set *tools.Set
 }
 
+// newFixture opens a catalog whose tools have cfg's Budget and ReadOnly.
 func newFixture(t *testing.T, cfg tools.Config) *fixture {
 	t.Helper()
-	c := catalogtest.New(t)
-	cfg.Entities, cfg.Schemas = c.Entities, c.Schemas
-	set, err := tools.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{c: c, set: set}
+	c := catalogtest.Open(t, app.Config{Budget: cfg.Budget, ReadOnly: cfg.ReadOnly})
+	return &fixture{c: c, set: c.Tools}
 }
 
 // call runs a tool and checks the result's invariants: success has structured content

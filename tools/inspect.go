@@ -11,8 +11,6 @@ import (
 
 // Inspect: reading one entity, or a few, in full.
 
-func init() { register(getEntityDetails) }
-
 const (
 	// maxBatch is the most entities one get_entity_details call reads.
 	maxBatch = 10
@@ -25,15 +23,8 @@ const (
 // section degrades on its own: the answer carries <name>Error instead of <name>.
 type DetailSection func(ctx context.Context, env *Env, p *meridian.Principal, k *meridian.Kind, e meridian.Entity) (map[string]any, error)
 
-// detailSections are the registered sections by include name.
-var detailSections = map[string]DetailSection{}
-
 // detailIncludes are the include values get_entity_details accepts.
 var detailIncludes = []string{"lineage", "quality"}
-
-// RegisterSection sets the section computed for an include value (lineage or quality).
-// The lineage and data-quality tool files call it from init.
-func RegisterSection(name string, fn DetailSection) { detailSections[name] = fn }
 
 func getEntityDetails(env *Env) *Tool {
 	columnProps := Props{

@@ -8,11 +8,6 @@ import (
 
 // Knowledge: glossaries and their terms.
 
-func init() {
-	register(createGlossary)
-	register(createGlossaryTerm)
-}
-
 func createGlossary(env *Env) *Tool {
 	return &Tool{
 		Name:  "create_glossary",

@@ -13,13 +13,6 @@ import (
 // Lineage and impact: reading the lineage graph, adding edges, and root cause analysis
 // over data-quality results upstream.
 
-func init() {
-	register(getEntityLineage)
-	register(createLineage)
-	register(rootCauseAnalysis)
-	RegisterSection("lineage", lineageSection)
-}
-
 const (
 	// defaultToolDepth is the default lineage depth of the tools, each direction.
 	defaultToolDepth = 3

@@ -8,8 +8,6 @@ import (
 
 // Metrics: business metrics.
 
-func init() { register(createMetric) }
-
 // Metric enums, OpenMetadata's (metric.json), with unitOfMeasurement OTHER.
 var (
 	metricTypes = []string{"COUNT", "SUM", "AVERAGE", "RATIO", "PERCENTAGE", "MIN", "MAX", "MEDIAN", "MODE",

@@ -13,12 +13,6 @@ import (
 
 // Data quality: test definitions and test cases.
 
-func init() {
-	register(getTestDefinitions)
-	register(createTestCase)
-	RegisterSection("quality", qualitySection)
-}
-
 const (
 	defaultDefinitionsLimit = 10
 	maxDefinitionsLimit     = 50

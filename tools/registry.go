@@ -9,10 +9,8 @@
 // # Adding a tool
 //
 // Write one function in the category file (discover.go, inspect.go, govern.go,
-// knowledge.go, metrics.go, …) that returns a *Tool, and register it in that file's
-// init:
-//
-//	func init() { register(getTestDefinitions) }
+// knowledge.go, metrics.go, …) that returns a *Tool, and add it to builders in
+// registry.go:
 //
 //	func getTestDefinitions(env *Env) *Tool {
 //		return &Tool{
@@ -129,11 +127,30 @@ type Env struct {
 // Registry returns the kind registry.
 func (e *Env) Registry() *meridian.Registry { return e.Entities.Registry() }
 
-// builders are the registered tool constructors, one per tool.
-var builders []func(*Env) *Tool
+// builders are the constructors of every tool, by category file. A new tool is added
+// here.
+var builders = []func(*Env) *Tool{
+	// discover.go
+	searchMetadata,
+	// inspect.go
+	getEntityDetails,
+	// lineage.go
+	getEntityLineage, createLineage, rootCauseAnalysis,
+	// quality.go
+	getTestDefinitions, createTestCase,
+	// govern.go
+	createClassification, createTag, createDomain, createDataProduct, patchEntity, updateEntity,
+	// knowledge.go
+	createGlossary, createGlossaryTerm,
+	// metrics.go
+	createMetric,
+}
 
-// register adds a tool constructor. Category files call it from init.
-func register(b func(*Env) *Tool) { builders = append(builders, b) }
+// detailSections are the optional sections of get_entity_details by include name.
+var detailSections = map[string]DetailSection{
+	"lineage": lineageSection,
+	"quality": qualitySection,
+}
 
 // Set is the built tool set. It is safe for concurrent use.
 type Set struct {
@@ -149,7 +166,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// New builds every registered tool and checks the definitions.
+// New builds every tool of builders and checks the definitions.
 func New(c Config) (*Set, error) {
 	if c.Entities == nil {
 		return nil, errors.New("tools: Entities is required")
@@ -173,7 +190,7 @@ func New(c Config) (*Set, error) {
 			return nil, err
 		}
 		if _, dup := s.byName[t.Name]; dup {
-			return nil, fmt.Errorf("tools: %s registered twice", t.Name)
+			return nil, fmt.Errorf("tools: %s is listed twice", t.Name)
 		}
 		s.byName[t.Name] = t
 		s.tools = append(s.tools, t)

@@ -11,121 +11,38 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
-	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/postgres"
-	"github.com/meridian-catalog/meridian/store/sqlite"
 )
 
-// Files in the data directory.
+// Files in the data directory, and the bootstrap admin.
 const (
-	catalogFile    = "catalog.db"
 	adminTokenFile = "admin.token"
 	adminName      = "admin"
 	adminEmail     = "admin@meridian.local"
-	issuer         = "meridian"
 )
 
-// catalog is an open data directory: the database, the entity engine and the token
-// authority. serve, token and migrate all open it with openCatalog.
+// catalog is an open catalog (see app.Open) with the commands' bootstrap helpers: the
+// admin user, its token file, and users created from the command line.
 type catalog struct {
-	dir      string
-	db       store.Driver
-	entities *store.Entities
-	auth     *auth.Authority
-	outbox   *store.Dispatcher
+	*app.Catalog
 }
 
-// openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
-// its migrations applied, the secret sealer key, the JWT signing key and the engine.
-func openCatalog(ctx context.Context, dir string) (*catalog, error) {
-	return openCatalogDB(ctx, dir, "", nil)
+// openCatalog opens (creating on first use) the catalog cfg describes.
+func openCatalog(ctx context.Context, cfg app.Config) (*catalog, error) {
+	cat, err := app.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &catalog{cat}, nil
 }
 
 // databaseURL adds the --database-url flag (MERIDIAN_DATABASE_URL) to a command.
 func databaseURL(fs *flagSet) *string {
 	return fs.string("database-url", "MERIDIAN_DATABASE_URL", "",
-		"PostgreSQL URL (postgres://…); empty keeps the catalog in <data-dir>/catalog.db")
-}
-
-// openCatalogDB is openCatalog on the PostgreSQL database at databaseURL, when it is
-// not empty, instead of <dir>/catalog.db. The data directory still holds the secret
-// key and the admin token.
-func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logger) (*catalog, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if strings.TrimSpace(dir) == "" {
-		return nil, errors.New("the data directory must not be empty")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	var (
-		db  store.Driver
-		err error
-	)
-	if strings.TrimSpace(databaseURL) != "" {
-		db, err = postgres.Open(ctx, databaseURL)
-	} else {
-		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile))
-	}
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*catalog, error) {
-		_ = db.Close()
-		return nil, err
-	}
-	validator, err := schema.New()
-	if err != nil {
-		return fail(fmt.Errorf("load schemas: %w", err))
-	}
-	sealer, err := auth.LoadSealer(dir)
-	if err != nil {
-		return fail(fmt.Errorf("load secret key: %w", err))
-	}
-	authority, err := auth.New(ctx, db, issuer)
-	if err != nil {
-		return fail(fmt.Errorf("load signing key: %w", err))
-	}
-	// The outbox dispatcher: later capabilities (vectors, graph, activity, webhooks)
-	// register their consumers here.
-	outbox := store.NewDispatcher(db, log)
-	ents := store.New(store.Config{
-		Driver:    db,
-		Registry:  meridian.DefaultRegistry(),
-		Validator: validator,
-		Policy:    auth.Policy{},
-		Sealer:    sealer,
-		Notify:    outbox.Notify,
-	})
-	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
-		return fail(fmt.Errorf("build the search index: %w", err))
-	} else if n > 0 {
-		log.Info("rebuilt the search index", "entities", n)
-	}
-	// OpenMetadata's built-in test definitions; an unchanged one is left alone.
-	if n, err := ents.SeedTestDefinitions(ctx); err != nil {
-		return fail(err)
-	} else if n > 0 {
-		log.Info("seeded the built-in test definitions", "definitions", n)
-	}
-	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
-}
-
-// Close closes the database.
-func (c *catalog) Close() error { return c.db.Close() }
-
-// ready reports whether the database answers.
-func (c *catalog) ready(ctx context.Context) error {
-	tx, err := c.db.Begin(ctx, false)
-	if err != nil {
-		return err
-	}
-	return tx.Rollback()
+		"PostgreSQL URL (postgres://…); empty keeps the catalog in <data-dir>/"+app.CatalogFile)
 }
 
 // system is the principal of the binary's own bootstrap writes.
@@ -135,13 +52,13 @@ var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAd
 // exist with the given bot flag and roles. A soft-deleted user is restored.
 func (c *catalog) ensureUser(ctx context.Context, name string, isBot bool, roles []string, isAdmin bool) (u meridian.Entity, created bool, err error) {
 	get := func() (meridian.Entity, error) {
-		return c.entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)),
+		return c.Entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)),
 			store.GetOptions{Fields: "roles", Include: store.IncludeAll})
 	}
 	u, err = get()
 	switch {
 	case err == nil && u.Deleted():
-		if _, err := c.entities.Restore(ctx, system, "user", u.ID()); err != nil {
+		if _, err := c.Entities.Restore(ctx, system, "user", u.ID()); err != nil {
 			return nil, false, fmt.Errorf("restore user %s: %w", name, err)
 		}
 		u, err = get()
@@ -159,7 +76,7 @@ func (c *catalog) ensureUser(ctx context.Context, name string, isBot bool, roles
 	if isAdmin {
 		body["isAdmin"] = true
 	}
-	if _, err := c.entities.Create(ctx, system, "user", body); err != nil {
+	if _, err := c.Entities.Create(ctx, system, "user", body); err != nil {
 		return nil, false, fmt.Errorf("create user %s: %w", name, err)
 	}
 	u, err = get()
@@ -202,11 +119,11 @@ func (c *catalog) bootstrapAdmin(ctx context.Context, log *slog.Logger) (string,
 	if created {
 		log.Info("created the admin user", slog.String("id", u.ID()))
 	}
-	path := filepath.Join(c.dir, adminTokenFile)
+	path := filepath.Join(c.DataDir, adminTokenFile)
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		p, verr := c.auth.Verify(ctx, strings.TrimSpace(string(b)))
+		p, verr := c.Auth.Verify(ctx, strings.TrimSpace(string(b)))
 		if verr == nil && p.Name == adminName {
 			return path, nil
 		}
@@ -224,7 +141,7 @@ func (c *catalog) bootstrapAdmin(ctx context.Context, log *slog.Logger) (string,
 	}
 	sub := subject(u)
 	sub.Roles = []string{meridian.RoleAdmin}
-	raw, _, err := c.auth.Issue(ctx, sub, meridian.TokenTypePersonal, ttl, "admin-bootstrap")
+	raw, _, err := c.Auth.Issue(ctx, sub, meridian.TokenTypePersonal, ttl, "admin-bootstrap")
 	if err != nil {
 		return "", fmt.Errorf("issue admin token: %w", err)
 	}

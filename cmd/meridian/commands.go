@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
 )
@@ -44,7 +45,11 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL, log)
+	cfg, err := mcpOpts.catalogConfig(*dir, *dbURL, log)
+	if err != nil {
+		return err
+	}
+	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -57,12 +62,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Logger: log,
-		Version: version, Ready: cat.ready, Dispatcher: cat.outbox}))
-	if err != nil {
-		return err
-	}
-	go cat.outbox.Run(ctx)
+	handler := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Logger: log,
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher}))
+	go cat.Dispatcher.Run(ctx)
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -125,7 +127,7 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errUsage
 	}
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL, nil)
+	cat, err := openCatalog(ctx, app.Config{DataDir: *dir, DatabaseURL: *dbURL})
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if created && *bot {
 		// Register the bot beside its user, as POST /api/v1/bots would.
-		if _, err := cat.entities.Create(ctx, system, "bot", meridian.Entity{"name": *user, "botUser": u.FQN()}); err != nil &&
+		if _, err := cat.Entities.Create(ctx, system, "bot", meridian.Entity{"name": *user, "botUser": u.FQN()}); err != nil &&
 			meridian.ErrorCode(err) != meridian.EConflict {
 			fmt.Fprintf(stderr, "meridian: warning: bot entity for %s not created: %v\n", *user, err)
 		}
@@ -149,7 +151,7 @@ func tokenCreateCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *bot {
 		tokenType, name = meridian.TokenTypeBot, "cli-bot"
 	}
-	raw, _, err := cat.auth.Issue(ctx, subject(u), tokenType, ttl, name)
+	raw, _, err := cat.Auth.Issue(ctx, subject(u), tokenType, ttl, name)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cat, err := openCatalogDB(ctx, *dir, *dbURL, slog.New(slog.NewTextHandler(stderr, nil)))
+	cat, err := openCatalog(ctx, app.Config{DataDir: *dir, DatabaseURL: *dbURL, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return err
 	}

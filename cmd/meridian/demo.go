@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -77,12 +78,12 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cat, err := openCatalogDB(ctx, *dir, *dbURL, nil)
+	cat, err := openCatalog(ctx, app.Config{DataDir: *dir, DatabaseURL: *dbURL})
 	if err != nil {
 		return err
 	}
 	defer cat.Close()
-	if err := loadDemo(ctx, cat.entities); err != nil {
+	if err := loadDemo(ctx, cat.Entities); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "loaded the demo catalog: %d entities, %d lineage edges, test results; start it with: meridian serve --data-dir %s\n",

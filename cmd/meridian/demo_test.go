@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -19,19 +20,19 @@ func TestDemoLoadsACatalogAndCanRunTwice(t *testing.T) {
 			t.Fatalf("run %d: exit %d: %s", i, code, out.String())
 		}
 	}
-	cat, err := openCatalog(ctx, dir)
+	cat, err := openCatalog(ctx, app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	mart, err := cat.entities.Get(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.GetOptions{Fields: "tags"})
+	mart, err := cat.Entities.Get(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.GetOptions{Fields: "tags"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := mart["version"].(float64); v != 0.1 {
 		t.Fatalf("a second demo run must change nothing: version %v", v)
 	}
-	lin, err := cat.entities.GetLineage(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.LineageOptions{Upstream: 3})
+	lin, err := cat.Entities.GetLineage(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.LineageOptions{Upstream: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestDemoLoadsACatalogAndCanRunTwice(t *testing.T) {
 	if strings.Join(up, ",") != "orders,stg_orders" {
 		t.Fatalf("upstream of daily_revenue = %v", up)
 	}
-	results, err := cat.entities.ListTestCaseResults(ctx, system, "acme_warehouse.analytics.staging.stg_orders.amount.amount_not_null", 0, 1<<62)
+	results, err := cat.Entities.ListTestCaseResults(ctx, system, "acme_warehouse.analytics.staging.stg_orders.amount.amount_not_null", 0, 1<<62)
 	if err != nil || len(results) != 2 || results[0]["testCaseStatus"] != "Failed" {
 		t.Fatalf("results = %v, %v", results, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 )
 
 // lockedBuffer is a goroutine-safe stderr.
@@ -72,12 +73,12 @@ func TestTokenCreate(t *testing.T) {
 		t.Fatalf("token create: %d %s", code, stderr)
 	}
 	raw := strings.TrimSpace(out)
-	cat, err := openCatalog(context.Background(), dir)
+	cat, err := openCatalog(context.Background(), app.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	p, err := cat.auth.Verify(context.Background(), raw)
+	p, err := cat.Auth.Verify(context.Background(), raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,13 +9,12 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/rpc"
-	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/tools"
 )
@@ -48,39 +46,21 @@ func mcpFlags(fs *flagSet, prefix string) mcpOptions {
 	return o
 }
 
-// toolSet builds the tools over an open catalog.
-func (o mcpOptions) toolSet(cat *catalog, log *slog.Logger) (*tools.Set, error) {
+// catalogConfig is the app.Config of a command with MCP flags: the data directory or
+// database, the logger, and the tools' read-only mode and budget.
+func (o mcpOptions) catalogConfig(dir, dbURL string, log *slog.Logger) (app.Config, error) {
 	budget, err := strconv.Atoi(strings.TrimSpace(*o.budget))
 	if err != nil {
-		return nil, fmt.Errorf("invalid MCP budget %q: %w", *o.budget, err)
+		return app.Config{}, fmt.Errorf("invalid MCP budget %q: %w", *o.budget, err)
 	}
-	return tools.New(tools.Config{Entities: cat.entities, Schemas: &lazySchemas{}, Budget: budget,
-		ReadOnly: *o.readOnly, Logger: log})
-}
-
-// lazySchemas compiles the kind schemas on first use (patch_entity's field hints), so
-// that `meridian mcp` starts without paying for it.
-type lazySchemas struct {
-	once sync.Once
-	v    *schema.Validator
-}
-
-func (l *lazySchemas) Schema(kind string) (json.RawMessage, bool) {
-	l.once.Do(func() { l.v, _ = schema.New() })
-	if l.v == nil {
-		return nil, false
-	}
-	return l.v.Schema(kind)
+	return app.Config{DataDir: dir, DatabaseURL: dbURL, Logger: log, ReadOnly: *o.readOnly, Budget: budget}, nil
 }
 
 // withMCP puts the MCP endpoint (/mcp, /api/mcp) and its RFC 9728 metadata
 // (/.well-known/oauth-protected-resource[/mcp]) in front of the REST API, so that MCP
 // requests reach the MCP transport, with its own Bearer authentication, before REST's.
-func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) (http.Handler, error) {
-	set, err := o.toolSet(cat, log)
-	if err != nil {
-		return nil, err
-	}
+// It serves cat.Tools with o's HTTP settings (allowed origins, localhost protection).
+func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) http.Handler {
 	var origins []string
 	for _, s := range strings.Split(*o.allowedOrigins, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -88,10 +68,10 @@ func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) (ht
 		}
 	}
 	mux := http.NewServeMux()
-	rpc.NewHTTP(rpc.Config{Tools: set, Auth: cat.auth, Logger: log, Version: version,
+	rpc.NewHTTP(rpc.Config{Tools: cat.Tools, Auth: cat.Auth, Logger: log, Version: version,
 		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost}).Mount(mux)
 	mux.Handle("/", api)
-	return mux, nil
+	return mux
 }
 
 // mcpCmd runs `meridian mcp`: MCP over stdio (newline-delimited JSON-RPC on stdout,
@@ -115,7 +95,11 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	cat, err := openCatalogDB(ctx, *dir, *dbURL, log)
+	cfg, err := opts.catalogConfig(*dir, *dbURL, log)
+	if err != nil {
+		return err
+	}
+	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -124,13 +108,9 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	set, err := opts.toolSet(cat, log)
-	if err != nil {
-		return err
-	}
-	go cat.outbox.Run(ctx)
+	go cat.Dispatcher.Run(ctx)
 	log.Info("serving MCP on stdio", slog.String("as", p.Name), slog.Bool("readOnly", *opts.readOnly))
-	return rpc.ServeStdio(ctx, rpc.Config{Tools: set, Principal: p, Logger: log, Version: version}, stdin, stdout)
+	return rpc.ServeStdio(ctx, rpc.Config{Tools: cat.Tools, Principal: p, Logger: log, Version: version}, stdin, stdout)
 }
 
 // principalOf is the principal of the user named name, with its id and roles. The
@@ -143,7 +123,7 @@ func (c *catalog) principalOf(ctx context.Context, name string) (*meridian.Princ
 	if name == adminName {
 		u, _, err = c.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
 	} else {
-		u, err = c.entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)), store.GetOptions{Fields: "roles"})
+		u, err = c.Entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)), store.GetOptions{Fields: "roles"})
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			return nil, fmt.Errorf("--as %s: no such user (create it first, e.g. with meridian token create --user %s)", name, name)
 		}

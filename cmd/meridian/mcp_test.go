@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/rest"
 )
 
@@ -114,7 +115,7 @@ func TestMCPUnknownUser(t *testing.T) {
 // authentication, which would refuse a read-only token's POST) and keeps REST working.
 func TestServeRoutesMCP(t *testing.T) {
 	ctx := context.Background()
-	cat, err := openCatalog(ctx, t.TempDir())
+	cat, err := openCatalog(ctx, app.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,10 +129,7 @@ func TestServeRoutesMCP(t *testing.T) {
 	if err := fs.parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	h, err := withMCP(cat, log, opts, rest.New(rest.Config{Entities: cat.entities, Auth: cat.auth, Version: "test"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := withMCP(cat, log, opts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test"}))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	u, _, err := cat.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
@@ -140,7 +138,7 @@ func TestServeRoutesMCP(t *testing.T) {
 	}
 	sub := subject(u)
 	sub.Scopes = []string{meridian.ScopeRead}
-	readToken, _, err := cat.auth.Issue(ctx, sub, meridian.TokenTypePersonal, time.Hour, "read")
+	readToken, _, err := cat.Auth.Issue(ctx, sub, meridian.TokenTypePersonal, time.Hour, "read")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,28 +1,24 @@
 // Package catalogtest opens a real catalog for the tests of tools/ and rpc/: SQLite in a
-// temporary directory, the embedded schemas, the token authority and the role policy,
-// wired as `meridian serve` wires them. Nothing is mocked.
+// temporary directory, wired by app.Open as `meridian serve` wires it. Nothing is
+// mocked.
 package catalogtest
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
-	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/sqlite"
 )
 
 // Catalog is an open test catalog with an admin user.
 type Catalog struct {
-	Entities *store.Entities
-	Auth     *auth.Authority
-	Schemas  *schema.Validator
-	Admin    *meridian.Principal
+	*app.Catalog
+	Admin *meridian.Principal
 }
 
 // system creates the fixtures' users.
@@ -31,22 +27,22 @@ var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAd
 // New opens a catalog in t.TempDir(), closed when the test ends.
 func New(t testing.TB) *Catalog {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"))
+	return Open(t, app.Config{})
+}
+
+// Open is New with the settings of cfg (ReadOnly, Budget, Logger); an empty
+// DataDir means t.TempDir().
+func Open(t testing.TB, cfg app.Config) *Catalog {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cat, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	v, err := schema.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(ctx, db, "meridian")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &Catalog{Auth: a, Schemas: v, Entities: store.New(store.Config{Driver: db, Registry: meridian.DefaultRegistry(),
-		Validator: v, Policy: auth.Policy{}})}
+	t.Cleanup(func() { cat.Close() })
+	c := &Catalog{Catalog: cat}
 	c.Admin = c.User(t, "admin", meridian.RoleAdmin)
 	return c
 }

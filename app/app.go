@@ -1,0 +1,178 @@
+// Package app wires Meridian's catalog, once, for cmd/meridian, bench/ and the tests:
+// it opens the store (SQLite in the data directory, or PostgreSQL), and builds the
+// schema validator, the secret sealer, the role policy, the entity engine, the token
+// authority, the outbox dispatcher with its consumers, and the MCP tools. The REST and
+// MCP edges (rest.New, rpc.NewHTTP, rpc.ServeStdio) are built by their callers over a
+// Catalog.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/schema"
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/postgres"
+	"github.com/meridian-catalog/meridian/store/sqlite"
+	"github.com/meridian-catalog/meridian/tools"
+)
+
+// CatalogFile is the SQLite database in the data directory.
+const CatalogFile = "catalog.db"
+
+// Issuer is the issuer of the JWTs the token authority signs.
+const Issuer = "meridian"
+
+// compiledSchemas compiles the embedded kind schemas once per process: a Validator is
+// immutable and safe for concurrent use, so every catalog shares it.
+var compiledSchemas = sync.OnceValues(schema.New)
+
+// Config says where the catalog lives and how its tools behave.
+type Config struct {
+	// DataDir holds the secret key file and, unless DatabaseURL is set, the SQLite
+	// database CatalogFile. It is created (mode 0700) when missing. Required.
+	DataDir string
+	// DatabaseURL, when not empty, is the PostgreSQL database (postgres://…) that holds
+	// the catalog instead of DataDir/CatalogFile.
+	DatabaseURL string
+	// Logger receives the wiring's, the dispatcher's and the tools' logs; nil discards
+	// them.
+	Logger *slog.Logger
+	// ReadOnly hides and refuses the MCP write tools, whoever calls.
+	ReadOnly bool
+	// Budget bounds an MCP tool result, in characters of JSON; 0 means
+	// tools.DefaultBudget.
+	Budget int
+}
+
+// Catalog is an open catalog. Its fields are ready to use; Close releases them.
+type Catalog struct {
+	// DataDir is the data directory.
+	DataDir string
+	// Driver is the open store, migrated to the current schema.
+	Driver store.Driver
+	// Schemas are the compiled kind schemas.
+	Schemas *schema.Validator
+	// Entities is the entity engine over Driver, validating with Schemas, sealing
+	// secrets with the data directory's key, authorizing with the role policy, and
+	// notifying Dispatcher after each committed write.
+	Entities *store.Entities
+	// Auth verifies bearer tokens and issues personal access and bot tokens.
+	Auth *auth.Authority
+	// Dispatcher delivers the outbox to its consumers; the caller runs it
+	// (go Dispatcher.Run(ctx)) when the catalog serves.
+	Dispatcher *store.Dispatcher
+	// Tools are the MCP tools over Entities.
+	Tools *tools.Set
+}
+
+// Open opens the catalog cfg describes: it opens the store and applies its
+// migrations, loads the secret key and the JWT signing key (both created on first use),
+// builds the engine, rebuilds the search index when it is missing, seeds OpenMetadata's
+// built-in test definitions, and builds the dispatcher and the tools. On error nothing
+// stays open.
+func Open(ctx context.Context, cfg Config) (*Catalog, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := OpenDriver(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := build(ctx, cfg, db, log)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// build wires everything over an open store.
+func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (*Catalog, error) {
+	validator, err := compiledSchemas()
+	if err != nil {
+		return nil, fmt.Errorf("load schemas: %w", err)
+	}
+	sealer, err := auth.LoadSealer(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("load secret key: %w", err)
+	}
+	authority, err := auth.New(ctx, db, Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("load signing key: %w", err)
+	}
+	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
+	// capabilities arrive.
+	outbox := store.NewDispatcher(db, log)
+	ents := store.New(store.Config{
+		Driver:    db,
+		Registry:  meridian.DefaultRegistry(),
+		Validator: validator,
+		Policy:    auth.Policy{},
+		Sealer:    sealer,
+		Notify:    outbox.Notify,
+	})
+	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	} else if n > 0 {
+		log.Info("rebuilt the search index", "entities", n)
+	}
+	// An unchanged definition is left alone.
+	if n, err := ents.SeedTestDefinitions(ctx); err != nil {
+		return nil, fmt.Errorf("seed the test definitions: %w", err)
+	} else if n > 0 {
+		log.Info("seeded the built-in test definitions", "definitions", n)
+	}
+	set, err := tools.New(tools.Config{Entities: ents, Schemas: validator, Budget: cfg.Budget,
+		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
+		Dispatcher: outbox, Tools: set}, nil
+}
+
+// OpenDriver opens only the store cfg describes, creating the data directory and
+// applying the migrations: PostgreSQL at cfg.DatabaseURL when it is set, otherwise
+// SQLite at cfg.DataDir/CatalogFile. The caller closes it.
+func OpenDriver(ctx context.Context, cfg Config) (store.Driver, error) {
+	if strings.TrimSpace(cfg.DataDir) == "" {
+		return nil, errors.New("the data directory must not be empty")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	if strings.TrimSpace(cfg.DatabaseURL) != "" {
+		db, err := postgres.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, CatalogFile))
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// Ready reports whether the store answers.
+func (c *Catalog) Ready(ctx context.Context) error {
+	tx, err := c.Driver.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	return tx.Rollback()
+}
+
+// Close closes the store.
+func (c *Catalog) Close() error { return c.Driver.Close() }
