@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -192,13 +191,13 @@ func (s *server) kindRoutes(k *meridian.Kind) []route {
 			summary: "Remove a follower from a " + k.Name,
 			params:  cat(byIDParams, []any{pathParamSpec("userId", "The follower's user id.", schemaRef("uuid"))}), responses: followed},
 	}
-	if strings.HasPrefix(k.Collection, "services/") {
+	if k.HasAction(meridian.ActionTestConnectionResult) {
 		rs = append(rs, route{method: http.MethodPut, path: p + "/{id}/testConnectionResult", handler: s.h(s.testConnectionResult(k)),
 			id: "add" + one + "TestConnectionResult", summary: "Store the result of a connection test of a " + k.Name,
 			params: byIDParams, body: jsonBody("The test connection result.", obj{"type": "object"}, true),
 			responses: responses(obj{"200": resp("The service with its testConnectionResult.", entity, "Change", "ETag")}, 400, 403, 404, 413)})
 	}
-	if k.Name == "contextPlugin" {
+	if k.HasAction(meridian.ActionTestConnection) {
 		rs = append(rs, route{method: http.MethodPost, path: p + "/{id}/testConnection", handler: s.h(s.testPluginConnection(k)),
 			id: "test" + one + "Connection", summary: "Check a " + k.Name + "'s connection configuration",
 			description: "Validates the stored connectionConfig without a network call.", params: byIDParams,
