@@ -11,6 +11,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/schema"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -838,7 +839,7 @@ func (d *apiDoc) addSpecialRoutes() {
 			queryParam("index", "A search index name (table_search_index, …), an entity type, or dataAsset / all.", obj{"type": "string"}),
 			queryParam("from", "Offset of the first hit.", obj{"type": "integer", "minimum": 0, "default": 0}),
 			queryParam("size", "Number of hits; 0 answers the total only.", obj{"type": "integer", "minimum": 0,
-				"maximum": store.MaxSearchSize, "default": store.DefaultSearchSize}),
+				"maximum": search.MaxSize, "default": search.DefaultSize}),
 			queryParam("deleted", "Search deleted (true) or live (false) entities.", obj{"type": "boolean"}),
 			queryParam("query_filter", "An Elasticsearch query as JSON, restricting the hits.", obj{"type": "string"}),
 		}, nil, responses(obj{"200": resp("The hits.", schemaRef("SearchResponse"))}, 400, 403))
