@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // route is one row of the route table: New serves each row on the router, and the
@@ -270,7 +270,7 @@ func (s *server) searchRoutes() []route {
 				queryParam("index", "A search index name (table_search_index, …), an entity type, or dataAsset / all.", obj{"type": "string"}),
 				queryParam("from", "Offset of the first hit.", obj{"type": "integer", "minimum": 0, "default": 0}),
 				queryParam("size", "Number of hits; 0 answers the total only.", obj{"type": "integer", "minimum": 0,
-					"maximum": store.MaxSearchSize, "default": store.DefaultSearchSize}),
+					"maximum": search.MaxSize, "default": search.DefaultSize}),
 				queryParam("deleted", "Search deleted (true) or live (false) entities.", obj{"type": "boolean"}),
 				queryParam("query_filter", "An Elasticsearch query as JSON, restricting the hits.", obj{"type": "string"}),
 			},

@@ -5,44 +5,52 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/rest/elastic"
+	"github.com/meridian-catalog/meridian/search"
 )
 
-// searchQuery parses q, index, from, size, deleted and query_filter. size=0 answers
-// the total only, as Elasticsearch does.
+// searchQuery parses q, index, from, size, deleted and query_filter, with OpenMetadata's
+// bounds and messages. size=0 answers the total only, as Elasticsearch does.
 func (s *server) searchQuery(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	req := store.SearchRequest{Query: q.Get("q"), Index: strings.TrimSpace(q.Get("index")), QueryFilter: q.Get("query_filter")}
-	from, err := intParam(q.Get("from"), "from", 0)
+	start := time.Now()
+	params := r.URL.Query()
+	kinds, err := search.Kinds(s.ents.Registry(), strings.TrimSpace(params.Get("index")))
 	if err != nil {
 		return err
 	}
-	size, err := intParam(q.Get("size"), "size", store.DefaultSearchSize)
+	from, err := intParam(params.Get("from"), "from", 0)
 	if err != nil {
 		return err
 	}
-	countOnly := size == 0
-	req.From, req.Size = from, size
-	if countOnly {
-		req.Size = 1
+	size, err := intParam(params.Get("size"), "size", search.DefaultSize)
+	if err != nil {
+		return err
 	}
-	if v := strings.TrimSpace(q.Get("deleted")); v != "" {
-		d, err := queryBool(q, "deleted")
+	switch {
+	case size > search.MaxSize:
+		return invalid("[query param size must be less than or equal to %d]", search.MaxSize)
+	case from+size > search.MaxWindow:
+		return invalid("Result window is too large, from + size must be less than or equal to: [%d] but was [%d]", search.MaxWindow, from+size)
+	}
+	q, err := elastic.Parse(params.Get("q"), params.Get("query_filter"))
+	if err != nil {
+		return err
+	}
+	q.Kinds, q.From, q.Size = kinds, from, size
+	if strings.TrimSpace(params.Get("deleted")) != "" {
+		d, err := queryBool(params, "deleted")
 		if err != nil {
 			return err
 		}
-		req.Deleted = &d
+		q.Deleted = &d
 	}
-	res, err := s.ents.Search(r.Context(), principal(r), req)
+	res, err := s.ents.Search(r.Context(), principal(r), q)
 	if err != nil {
 		return err
 	}
-	if countOnly {
-		res.Hits.Hits = []store.SearchHitJSON{}
-		res.Hits.MaxScore = nil
-	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, elastic.Answer(res, time.Since(start)))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -57,6 +58,24 @@ func TestSearchQuery(t *testing.T) {
 	}
 	if h := search("q=customer&deleted=true").json(t)["hits"].(map[string]any); h["total"].(map[string]any)["value"] != float64(0) {
 		t.Fatalf("deleted=true = %v", h)
+	}
+	// Elasticsearch's dialect: Lucene syntax tolerated, field:value in q, keyword fields.
+	for _, c := range []struct{ params, want string }{
+		{"q=" + url.QueryEscape(`cust* AND "orders"`), "customer_orders"},
+		{"q=name:invoices", "invoices"},
+		{"q=" + url.QueryEscape("customer entityType:databaseSchema") + "&index=all", ""},
+		{"q=" + url.QueryEscape("sch entityType:databaseSchema") + "&index=all", "sch"},
+		{"q=customer&query_filter=" + url.QueryEscape(`{"term":{"service.name.keyword":"SVC"}}`), "customer_orders,invoices"},
+		{"q=customer&query_filter=" + url.QueryEscape(`{"query":{"term":{"deleted":true}}}`), ""},
+		{"index=table&query_filter=" + url.QueryEscape(`{"terms":{"deleted":[true,false]}}`), "customer_orders,invoices"},
+	} {
+		var names []string
+		for _, h := range search(c.params).json(t)["hits"].(map[string]any)["hits"].([]any) {
+			names = append(names, h.(map[string]any)["_source"].(map[string]any)["name"].(string))
+		}
+		if got := strings.Join(names, ","); got != c.want {
+			t.Errorf("%s: hits %s, want %s", c.params, got, c.want)
+		}
 	}
 
 	const sup = ". Supported: match_all, term/terms/match, bool.must/bool.filter, and bool.should on one field, on entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName, deleted"

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // Driver opens transactions on a database. Every write the engine makes commits in one
@@ -107,54 +108,6 @@ type EventQuery struct {
 	Limit       int
 }
 
-// SearchDoc is the searchable projection of one entity. The text fields hold words
-// already split by SearchWords, so both drivers index the same tokens. Source is the
-// JSON document answered as a hit's _source.
-type SearchDoc struct {
-	ID          string
-	Kind        string
-	FQN         string
-	Name        string // words of the name and FQN (highest weight)
-	DisplayName string // words of the display name (high weight)
-	Description string // words of the description (medium weight)
-	Columns     string // words of the column names (low weight)
-	Service     string // service name, "" when none
-	Tags        []string
-	Owners      []string // owner names
-	Domains     []string // domain FQNs
-	Deleted     bool
-	Source      []byte
-}
-
-// SearchFilter is a term filter: the field (entityType, service, tags, owners,
-// domains or deleted) must hold one of the values.
-type SearchFilter struct {
-	Field  string
-	Values []string
-}
-
-// SearchQuery is a keyword search. Terms are lower-case words, already split by
-// SearchWords; an entity matches when every term, or a word starting with it, occurs in
-// one of its text fields. No terms matches everything. Hits are ordered by score (name
-// and display name outrank description, which outranks column names), then by FQN.
-type SearchQuery struct {
-	Terms   []string
-	Kinds   []string
-	Filters []SearchFilter
-	Deleted *bool // nil: only active entities unless a deleted filter says otherwise
-	From    int
-	Size    int
-}
-
-// SearchHit is one search result.
-type SearchHit struct {
-	ID     string
-	Kind   string
-	FQN    string
-	Score  float64
-	Source []byte
-}
-
 // Token is a stored API token. Only its hash is kept.
 type Token struct {
 	ID        string
@@ -231,11 +184,12 @@ type Tx interface {
 	Events(ctx context.Context, q EventQuery) ([]meridian.ChangeEvent, error)
 
 	// Index adds or replaces the search document of an entity; Unindex removes it.
-	Index(ctx context.Context, d SearchDoc) error
+	Index(ctx context.Context, d search.Doc) error
 	Unindex(ctx context.Context, id string) error
-	// Search runs a keyword search and returns one page of hits, best first, and the
-	// count of every match.
-	Search(ctx context.Context, q SearchQuery) ([]SearchHit, int, error)
+	// Search runs a keyword search: one page of hits, best first, the count of every
+	// match and the aggregations asked for, all computed by the database. A query that
+	// fails search.Query.Validate is EInvalid.
+	Search(ctx context.Context, q search.Query) (search.Result, error)
 
 	// PutToken stores a token; TokenByHash finds one; RevokeToken marks one revoked
 	// (ENotFound if missing); Tokens lists a user's tokens.

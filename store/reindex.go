@@ -6,7 +6,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// SearchIndexVersion names the format of the search documents (SearchWords and
+// SearchIndexVersion names the format of the search documents (search.Words and
 // SearchDocOf). Raise it when either changes: the next start rebuilds the index.
 const SearchIndexVersion = "1"
 

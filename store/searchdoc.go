@@ -2,49 +2,18 @@ package store
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
-// SearchWords splits text into lower-case search words: runs of letters and digits,
-// with snake_case and camelCase names split into their words ("customerOrders" and
-// "customer_orders" both give "customer", "orders"). Queries and documents go through
-// the same function, so both sides agree on the tokens.
-func SearchWords(text string) []string {
-	var out []string
-	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		for _, w := range splitCamel(tok) {
-			out = append(out, strings.ToLower(w))
-		}
-	}
-	return out
-}
-
-// splitCamel splits "customerOrderID2024" into "customer", "Order", "ID", "2024".
-func splitCamel(s string) []string {
-	r := []rune(s)
-	var out []string
-	start := 0
-	for i := 1; i < len(r); i++ {
-		prev, cur := r[i-1], r[i]
-		boundary := (unicode.IsLower(prev) && unicode.IsUpper(cur)) ||
-			(unicode.IsLetter(prev) && unicode.IsDigit(cur)) || (unicode.IsDigit(prev) && unicode.IsLetter(cur)) ||
-			(unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(r) && unicode.IsLower(r[i+1]))
-		if boundary {
-			out = append(out, string(r[start:i]))
-			start = i
-		}
-	}
-	return append(out, string(r[start:]))
-}
-
-func words(text string) string { return strings.Join(SearchWords(text), " ") }
+// words joins the search words of text with spaces, as the index stores them.
+func words(text string) string { return strings.Join(search.Words(text), " ") }
 
 // SearchDocOf projects a full entity document for the keyword index. Secrets never
 // reach the index: the source document has them masked.
-func SearchDocOf(k *meridian.Kind, e meridian.Entity) SearchDoc {
-	d := SearchDoc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
+func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
+	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(e.String("description")),
 		Deleted: e.Deleted()}
 	var low []string

@@ -1,24 +1,50 @@
 package store
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
-func TestSearchWordsSplitsSnakeAndCamelCase(t *testing.T) {
-	cases := map[string][]string{
-		"customer_orders":        {"customer", "orders"},
-		"customerOrders":         {"customer", "orders"},
-		"CustomerOrderID":        {"customer", "order", "id"},
-		"HTTPServer":             {"http", "server"},
-		"orders2024 v2":          {"orders", "2024", "v", "2"},
-		"warehouse.sales.public": {"warehouse", "sales", "public"},
-		"Überweisung-Daten":      {"überweisung", "daten"},
-		"":                       nil,
-	}
-	for in, want := range cases {
-		if got := SearchWords(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("SearchWords(%q) = %q, want %q", in, got, want)
+func TestSearchDocOfProjectsWordsFiltersAndAMaskedSource(t *testing.T) {
+	reg := meridian.DefaultRegistry()
+	kind := func(name string) *meridian.Kind {
+		k, ok := reg.Kind(name)
+		if !ok {
+			t.Fatalf("no kind %s", name)
 		}
+		return k
+	}
+	table := meridian.Entity{"id": "t1", "name": "customerOrders", "fullyQualifiedName": "svc.db.sch.customerOrders",
+		"displayName": "Customer Orders", "description": "All the orders_2024",
+		"service": map[string]any{"name": "svc"}, "tags": []any{map[string]any{"tagFQN": "PII.Sensitive"}},
+		"owners": []any{map[string]any{"name": "alice"}}, "domains": []any{map[string]any{"fullyQualifiedName": "Sales"}},
+		"columns": []any{map[string]any{"name": "address", "tags": []any{map[string]any{"tagFQN": "PII.Sensitive"}},
+			"children": []any{map[string]any{"name": "zipCode", "tags": []any{map[string]any{"tagFQN": "Tier.Gold"}}}}}},
+	}
+	got := SearchDocOf(kind("table"), table)
+	got.Source = nil
+	want := search.Doc{ID: "t1", Kind: "table", FQN: "svc.db.sch.customerOrders", Name: "customer orders",
+		DisplayName: "customer orders", Description: "all the orders 2024", Columns: "svc db sch address zip code",
+		Service: "svc", Tags: []string{"PII.Sensitive", "Tier.Gold"}, Owners: []string{"alice"}, Domains: []string{"Sales"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+
+	if svc := SearchDocOf(kind("databaseService"), meridian.Entity{"id": "s", "name": "mysql_prod", "fullyQualifiedName": "mysql_prod"}); svc.Service != "mysql_prod" {
+		t.Errorf("a service is its own service: %q", svc.Service)
+	}
+
+	plugin := SearchDocOf(kind("contextPlugin"), meridian.Entity{"id": "p", "name": "p", "fullyQualifiedName": "p",
+		"connectionConfig": map[string]any{"url": "https://x", "password": "hunter2"}})
+	var src map[string]any
+	if err := json.Unmarshal(plugin.Source, &src); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := src["connectionConfig"].(map[string]any); cfg["password"] != Mask || cfg["url"] != "https://x" || src["entityType"] != "contextPlugin" {
+		t.Errorf("source %s", plugin.Source)
 	}
 }

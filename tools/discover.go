@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/rest/elastic"
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // Discover: finding entities.
@@ -20,9 +20,11 @@ const (
 	maxBuckets        = 50
 	// maxHitColumns caps the columns a hit carries with fields=columns.
 	maxHitColumns = 60
-	// aggregationSample bounds the hits counted for aggregations.
-	aggregationSample = store.MaxSearchSize
 )
+
+// aggregated are the fields search_metadata counts the matches by, with
+// includeAggregations.
+var aggregated = []search.Field{search.FieldEntityType, search.FieldService, search.FieldTags, search.FieldOwners, search.FieldDomains}
 
 func searchMetadata(env *Env) *Tool {
 	hit := OpenObject("One matching entity, trimmed to its essentials.", Props{
@@ -41,7 +43,10 @@ func searchMetadata(env *Env) *Tool {
 		"columnsTruncated":     Boolean("With fields=columns: true when only the first 60 columns are listed."),
 		"columnsTotal":         Integer("With fields=columns: the number of top-level columns, when truncated."),
 	})
-	bucket := Object(Props{"key": String("Bucket value."), "count": Integer("Matches in the bucket.")}, "key", "count")
+	bucket := Object(Props{
+		"key":   String("Bucket value, as filters compare it: entity types as named, other values lower-cased."),
+		"count": Integer("Matches in the bucket."),
+	}, "key", "count")
 	return &Tool{
 		Name:  "search_metadata",
 		Title: "Search metadata",
@@ -63,7 +68,7 @@ func searchMetadata(env *Env) *Tool {
 			"cursor":                Cursor(),
 			"includeDeleted":        Boolean("Include soft-deleted entities.").Default(false),
 			"fields":                String("Comma-separated extra document fields to add to each hit, e.g. \"columns,domains\"."),
-			"includeAggregations":   Boolean("Add counts of the matches by entityType, service and tags.").Default(false),
+			"includeAggregations":   Boolean("Add exact counts of the matches by entityType, service, tags, owners and domains.").Default(false),
 			"maxAggregationBuckets": Integer("Buckets per aggregation (1–50).").Min(1).Max(maxBuckets).Default(10),
 		}, "query"),
 		Output: Object(pageProps(Props{
@@ -71,16 +76,17 @@ func searchMetadata(env *Env) *Tool {
 			"totalFound":    Integer("Total number of matches."),
 			"returnedCount": Integer("Hits in this result."),
 			"query":         String("The query as run."),
-			"aggregations": OpenObject("Counts of the matches (with includeAggregations).", Props{
+			"aggregations": OpenObject("Counts of every match (with includeAggregations), largest first.", Props{
 				"entityType": Array("Matches by entity type.", bucket),
 				"service":    Array("Matches by service name.", bucket),
-				"tags":       Array("Matches by tag FQN.", bucket),
+				"tags":       Array("Matches by tag FQN (an entity's or its columns').", bucket),
+				"owners":     Array("Matches by owner name.", bucket),
+				"domains":    Array("Matches by domain FQN.", bucket),
 			}),
-			"aggregationsSampled": Boolean("True when aggregations count only the first 1000 matches."),
 		})),
 		Aliases: map[string]string{"index": "entityType", "query_filter": "queryFilter", "include_deleted": "includeDeleted"},
 		Handler: func(ctx context.Context, p *meridian.Principal, a Args) (any, error) {
-			index, err := env.searchIndex(a.String("entityType"))
+			kinds, err := env.searchKinds(a.String("entityType"))
 			if err != nil {
 				return nil, err
 			}
@@ -89,16 +95,22 @@ func searchMetadata(env *Env) *Tool {
 				return nil, err
 			}
 			size := a.Int("size")
-			if size > store.MaxSearchWindow-from {
-				return nil, withHint(meridian.Errorf(meridian.EInvalid, "from + size must be at most %d", store.MaxSearchWindow),
+			if size > search.MaxWindow-from {
+				return nil, withHint(meridian.Errorf(meridian.EInvalid, "from + size must be at most %d", search.MaxWindow),
 					"Narrow the query instead of paging this deep")
 			}
-			req := store.SearchRequest{Query: a.String("query"), Index: index, From: from, Size: size,
-				QueryFilter: a.String("queryFilter")}
-			if a.Bool("includeDeleted") {
-				req.QueryFilter = withDeleted(req.QueryFilter)
+			q, err := elastic.Parse(a.String("query"), a.String("queryFilter"))
+			if err != nil {
+				return nil, searchHint(err)
 			}
-			res, err := env.Entities.Search(ctx, p, req)
+			q.Kinds, q.From, q.Size = kinds, from, size
+			if a.Bool("includeDeleted") {
+				q.Filters = append(q.Filters, search.Filter{Field: search.FieldDeleted, Values: []string{"true", "false"}})
+			}
+			if a.Bool("includeAggregations") {
+				q.Aggregations, q.Buckets = aggregated, a.Int("maxAggregationBuckets")
+			}
+			res, err := env.Entities.Search(ctx, p, q)
 			if err != nil {
 				return nil, searchHint(err)
 			}
@@ -108,48 +120,45 @@ func searchMetadata(env *Env) *Tool {
 					extra = append(extra, f)
 				}
 			}
-			rows := make([]any, 0, len(res.Hits.Hits))
-			for _, h := range res.Hits.Hits {
+			rows := make([]any, 0, len(res.Hits))
+			for _, h := range res.Hits {
 				rows = append(rows, hitOf(h, extra))
 			}
-			out := map[string]any{"query": req.Query, "totalFound": res.Hits.Total.Value}
-			if a.Bool("includeAggregations") {
-				aggs, sampled, err := env.aggregate(ctx, p, req, a.Int("maxAggregationBuckets"))
-				if err != nil {
-					return nil, searchHint(err)
-				}
-				out["aggregations"] = aggs
-				out["aggregationsSampled"] = sampled
+			out := map[string]any{"query": a.String("query"), "totalFound": res.Total}
+			if q.Aggregations != nil {
+				out["aggregations"] = aggregationsOf(res)
 			}
 			Trim(rows)
 			overhead := jsonLen(out) + 400
 			n := fitRows(rows, env.Budget-overhead)
 			out["results"] = rows[:n]
 			out["returnedCount"] = n
-			setPage(out, from, n, res.Hits.Total.Value)
+			setPage(out, from, n, res.Total)
 			return out, nil
 		},
 	}
 }
 
-// searchIndex checks an entityType argument of search_metadata: a kind (any case), or
-// one of the aliases dataAsset, all and service. An unknown one gets a hint.
-func (e *Env) searchIndex(t string) (string, error) {
+// searchKinds resolves the entityType argument of search_metadata to the kinds
+// searched: a kind (any case), one of the scopes dataAsset (the default), all and
+// service, or an OpenMetadata index name. An unknown one gets a hint.
+func (e *Env) searchKinds(t string) ([]string, error) {
 	t = strings.TrimSpace(t)
-	switch strings.ToLower(t) {
+	switch scope := strings.ToLower(t); scope {
 	case "", "dataasset":
-		return "dataAsset", nil
+		return search.Kinds(e.Registry(), "dataAsset")
 	case "all", "service":
-		return strings.ToLower(t), nil
+		return search.Kinds(e.Registry(), scope)
 	}
 	if strings.HasSuffix(t, "_search_index") {
-		return t, nil // an OpenMetadata index name; the engine resolves it
+		kinds, err := search.Kinds(e.Registry(), t)
+		return kinds, withHint(err, `Use an entity type, such as table, or "dataAsset" or "all"`)
 	}
 	k, err := e.kind(t)
 	if err != nil {
-		return "", withHint(err, hintOf(err)+`; or "dataAsset" or "all"`)
+		return nil, withHint(err, hintOf(err)+`; or "dataAsset" or "all"`)
 	}
-	return k.Name, nil
+	return []string{k.Name}, nil
 }
 
 // hintOf returns the hint attached to err, or "".
@@ -168,25 +177,8 @@ func searchHint(err error) error {
 	return err
 }
 
-// withDeleted widens a query filter to soft-deleted entities as well as active ones.
-func withDeleted(filter string) string {
-	both := map[string]any{"terms": map[string]any{"deleted": []any{true, false}}}
-	if strings.TrimSpace(filter) == "" {
-		return string(marshal(both))
-	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(filter), &doc); err != nil || doc == nil {
-		return filter // malformed: the engine reports it
-	}
-	inner := any(doc)
-	if q, ok := doc["query"]; ok && len(doc) == 1 {
-		inner = q
-	}
-	return string(marshal(map[string]any{"bool": map[string]any{"must": []any{inner, both}}}))
-}
-
 // hitOf trims one search hit to the fields a model needs, plus the requested extras.
-func hitOf(h store.SearchHitJSON, extra []string) map[string]any {
+func hitOf(h search.Hit, extra []string) map[string]any {
 	var src map[string]any
 	_ = json.Unmarshal(h.Source, &src)
 	out := map[string]any{"id": h.ID, "score": math.Round(h.Score*10000) / 10000}
@@ -268,47 +260,15 @@ func columnSummaries(v any) []any {
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
-// aggregate counts the matches of req by entityType, service and tag, over at most
-// aggregationSample matches; sampled tells whether there were more.
-func (e *Env) aggregate(ctx context.Context, p *meridian.Principal, req store.SearchRequest, buckets int) (map[string]any, bool, error) {
-	req.From, req.Size = 0, aggregationSample
-	res, err := e.Entities.Search(ctx, p, req)
-	if err != nil {
-		return nil, false, err
+// aggregationsOf lists res's buckets by field as search_metadata answers them.
+func aggregationsOf(res search.Result) map[string]any {
+	out := make(map[string]any, len(res.Aggregations))
+	for field, buckets := range res.Aggregations {
+		list := make([]any, 0, len(buckets))
+		for _, b := range buckets {
+			list = append(list, map[string]any{"key": b.Key, "count": b.Count})
+		}
+		out[string(field)] = list
 	}
-	counts := map[string]map[string]int{"entityType": {}, "service": {}, "tags": {}}
-	for _, h := range res.Hits.Hits {
-		hit := hitOf(h, nil)
-		if t, ok := hit["entityType"].(string); ok {
-			counts["entityType"][t]++
-		}
-		if s, ok := hit["service"].(string); ok {
-			counts["service"][s]++
-		}
-		for _, t := range asList(hit["tags"]) {
-			counts["tags"][t.(string)]++
-		}
-	}
-	out := map[string]any{}
-	for name, c := range counts {
-		keys := make([]string, 0, len(c))
-		for k := range c {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if c[keys[i]] != c[keys[j]] {
-				return c[keys[i]] > c[keys[j]]
-			}
-			return keys[i] < keys[j]
-		})
-		if len(keys) > buckets {
-			keys = keys[:buckets]
-		}
-		list := make([]any, 0, len(keys))
-		for _, k := range keys {
-			list = append(list, map[string]any{"key": k, "count": c[k]})
-		}
-		out[name] = list
-	}
-	return out, res.Hits.Total.Value > len(res.Hits.Hits), nil
+	return out
 }

@@ -80,15 +80,31 @@ func TestSearchMetadata(t *testing.T) {
 			t.Fatalf("got %v of %v", out["returned"], out["total"])
 		}
 	})
-	t.Run("aggregations on request", func(t *testing.T) {
-		out := f.ok(t, f.c.Admin, "search_metadata", map[string]any{"query": "order", "includeAggregations": true})
-		aggs := obj(out["aggregations"])
-		types := list(aggs["entityType"])
-		if len(types) == 0 || obj(types[0])["key"] != "table" || num(obj(types[0])["count"]) != 3 {
-			t.Fatalf("aggregations %v", aggs)
+	t.Run("aggregations count every match on request", func(t *testing.T) {
+		out := f.ok(t, f.c.Admin, "search_metadata", map[string]any{"query": "order", "size": 1, "includeAggregations": true})
+		if len(list(out["results"])) != 1 || num(out["totalFound"]) != 4 {
+			t.Fatalf("got %v", out)
 		}
-		if out["aggregationsSampled"] != false {
-			t.Fatalf("sampled %v", out["aggregationsSampled"])
+		aggs := obj(out["aggregations"])
+		want := map[string]string{"entityType": "table:3,glossaryTerm:1", "service": "mysql_prod:3", "tags": "", "owners": "", "domains": ""}
+		for field, buckets := range want {
+			var got []string
+			for _, b := range list(aggs[field]) {
+				got = append(got, fmt.Sprintf("%v:%v", obj(b)["key"], obj(b)["count"]))
+			}
+			if strings.Join(got, ",") != buckets {
+				t.Errorf("%s buckets %v, want %s", field, got, buckets)
+			}
+		}
+		if _, ok := out["aggregationsSampled"]; ok {
+			t.Fatalf("counts are exact, yet aggregationsSampled is %v", out["aggregationsSampled"])
+		}
+		one := f.ok(t, f.c.Admin, "search_metadata", map[string]any{"query": "order", "includeAggregations": true, "maxAggregationBuckets": 1})
+		if types := list(obj(one["aggregations"])["entityType"]); len(types) != 1 || obj(types[0])["key"] != "table" {
+			t.Fatalf("one bucket: %v", types)
+		}
+		if plain := f.ok(t, f.c.Admin, "search_metadata", map[string]any{"query": "order"}); plain["aggregations"] != nil {
+			t.Fatalf("aggregations without asking: %v", plain["aggregations"])
 		}
 	})
 	t.Run("includeDeleted finds soft-deleted entities", func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
@@ -45,7 +45,7 @@ const (
 // Index adds or replaces the search document of an entity. The filter fields
 // (service, tags, owners, domains) are stored lower-cased, so term filters compare
 // case-insensitively; the source keeps the original spelling.
-func (t *tx) Index(ctx context.Context, d store.SearchDoc) error {
+func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func lower(l []string) []string {
 	return out
 }
 
-// isWord reports whether s is one search word as store.SearchWords makes them: letters
+// isWord reports whether s is one search word as search.Words makes them: letters
 // and digits only. Only such words reach a tsquery.
 func isWord(s string) bool {
 	if s == "" {
@@ -112,37 +112,31 @@ func tsquery(words []string, weights string) string {
 
 // searchFilters turns the kinds, term filters and the deleted switch into conditions
 // on search_docs. Values compare case-insensitively.
-func searchFilters(q store.SearchQuery, args *params) ([]string, error) {
+func searchFilters(q search.Query, args *params) ([]string, error) {
 	var where []string
 	if len(q.Kinds) > 0 {
 		where = append(where, "kind = ANY("+args.add(q.Kinds)+"::text[])")
 	}
 	deletedFilter := false
 	for _, f := range q.Filters {
-		if len(f.Values) == 0 {
-			return nil, meridian.Errorf(meridian.EInvalid, "Search filter on %s has no values", f.Field)
-		}
 		vals := lower(f.Values)
 		switch f.Field {
-		case "entityType":
+		case search.FieldEntityType:
 			where = append(where, "lower(kind) = ANY("+args.add(vals)+"::text[])")
-		case "service":
+		case search.FieldService:
 			where = append(where, "service = ANY("+args.add(vals)+"::text[])")
-		case "tags", "owners", "domains":
+		case search.FieldTags, search.FieldOwners, search.FieldDomains:
 			// The column name is one of three constants, never caller text.
-			where = append(where, f.Field+" && "+args.add(vals)+"::text[]")
-		case "deleted":
+			where = append(where, string(f.Field)+" && "+args.add(vals)+"::text[]")
+		case search.FieldDeleted:
 			deletedFilter = true
-			var bs []bool
-			for _, v := range vals {
-				switch v {
-				case "true":
-					bs = append(bs, true)
-				case "false":
-					bs = append(bs, false)
-				default:
-					return nil, meridian.Errorf(meridian.EInvalid, "Invalid deleted filter value %q", v)
+			bs := make([]bool, len(vals))
+			for i, v := range vals {
+				b, err := search.DeletedValue(v)
+				if err != nil {
+					return nil, err
 				}
+				bs[i] = b
 			}
 			where = append(where, "deleted = ANY("+args.add(bs)+"::bool[])")
 		default:
@@ -158,11 +152,11 @@ func searchFilters(q store.SearchQuery, args *params) ([]string, error) {
 	return where, nil
 }
 
-// Search runs a keyword search: one page of hits, best first, and the count of every
-// match. Size 0 only counts.
-func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, int, error) {
-	if q.From < 0 || q.Size < 0 {
-		return nil, 0, meridian.Errorf(meridian.EInvalid, "from and size must not be negative")
+// Search runs a keyword search: one page of hits, best first, the count of every match
+// and the aggregations asked for.
+func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	if err := q.Validate(); err != nil {
+		return search.Result{}, err
 	}
 	var terms []string
 	for _, term := range q.Terms {
@@ -170,7 +164,7 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 			continue
 		}
 		if !isWord(term) {
-			return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid search term %q", term)
+			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Invalid search term %q", term)
 		}
 		terms = append(terms, term)
 	}
@@ -178,54 +172,96 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 	var args params
 	where, err := searchFilters(q, &args)
 	if err != nil {
-		return nil, 0, err
+		return search.Result{}, err
 	}
-	score := "1.0::float8"
-	if len(terms) > 0 {
-		all := args.add(tsquery(terms, ""))
-		where = append(where, "tsv @@ to_tsquery('simple', "+all+"::text)")
-		n := len(args) // the count query binds only the parameters of where
-		score = fmt.Sprintf(exactScore, all, args.add(tsquery(terms, "A")), args.add(tsquery(terms, "AB")),
-			args.add(tsquery(terms, "ABC")), args.add(strings.Join(terms, " ")))
-		hits, total, err := t.search(ctx, where, score, args, n, q)
-		if err != nil || total > 0 || len(terms) != 1 {
-			return hits, total, err
-		}
-		// One word that matches nothing: try a typo-tolerant match on the name.
-		args = nil
-		where, _ = searchFilters(q, &args)
-		term := args.add(terms[0])
-		where = append(where, fmt.Sprintf(fuzzyMatch, term))
-		return t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
+	if len(terms) == 0 {
+		return t.search(ctx, where, "1.0::float8", args, len(args), q)
 	}
-	return t.search(ctx, where, score, args, len(args), q)
+	all := args.add(tsquery(terms, ""))
+	where = append(where, "tsv @@ to_tsquery('simple', "+all+"::text)")
+	n := len(args) // the count query binds only the parameters of where
+	score := fmt.Sprintf(exactScore, all, args.add(tsquery(terms, "A")), args.add(tsquery(terms, "AB")),
+		args.add(tsquery(terms, "ABC")), args.add(strings.Join(terms, " ")))
+	res, err := t.search(ctx, where, score, args, n, q)
+	if err != nil || res.Total > 0 || len(terms) != 1 {
+		return res, err
+	}
+	// One word that matches nothing: try a typo-tolerant match on the name.
+	args = nil
+	where, _ = searchFilters(q, &args)
+	term := args.add(terms[0])
+	where = append(where, fmt.Sprintf(fuzzyMatch, term))
+	return t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
 }
 
 // search counts the documents matching where, whose parameters are args[:n], and
-// returns the page q asks for, ordered by score.
-func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q store.SearchQuery) ([]store.SearchHit, int, error) {
-	filter := ""
-	if len(where) > 0 {
-		filter = " WHERE " + strings.Join(where, " AND ")
+// returns the page q asks for, ordered by score, with the aggregations q asks for.
+func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query) (search.Result, error) {
+	filter := " WHERE " + strings.Join(where, " AND ")
+	res := search.Result{Hits: []search.Hit{}}
+	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM search_docs"+filter, args[:n]...).Scan(&res.Total); err != nil {
+		return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
 	}
-	var total int
-	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM search_docs"+filter, args[:n]...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("postgres: search count: %w", err)
+	if q.Size > 0 && q.From < res.Total {
+		query := "SELECT id, kind, fqn, source, " + score + " AS score FROM search_docs" + filter +
+			" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
+		rows, err := t.tx.Query(ctx, query, args...)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
+		}
+		res.Hits, err = rowscan.All(rows, rowscan.SearchHit)
+		rows.Close()
+		if err != nil {
+			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
+		}
 	}
-	hits := []store.SearchHit{}
-	if q.Size == 0 || total == 0 || q.From >= total {
-		return hits, total, nil
+	if len(q.Aggregations) > 0 {
+		var err error
+		if res.Aggregations, err = t.aggregate(ctx, q, res.Total, where, args[:n:n]); err != nil {
+			return search.Result{}, err
+		}
 	}
-	query := "SELECT id, kind, fqn, source, " + score + " AS score FROM search_docs" + filter +
-		" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
-	rows, err := t.tx.Query(ctx, query, args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("postgres: search: %w", err)
+	return res, nil
+}
+
+// aggregate counts the total documents matching where (whose parameters are args) by
+// each field q asks for, in one GROUP BY query per field (none when total is 0): the
+// largest counts first, ties by key in byte order, at most q.BucketLimit() buckets. A
+// document counts once per distinct value it holds; documents without a value are
+// left out.
+func (t *tx) aggregate(ctx context.Context, q search.Query, total int, where []string, args params) (map[search.Field][]search.Bucket, error) {
+	out := make(map[search.Field][]search.Bucket, len(q.Aggregations))
+	for _, f := range q.Aggregations {
+		out[f] = []search.Bucket{}
+		if total == 0 {
+			continue
+		}
+		var join, key, count string
+		cond := where[:len(where):len(where)]
+		switch f {
+		case search.FieldEntityType:
+			key, count = "kind", "count(*)"
+		case search.FieldService:
+			key, count = "service", "count(*)"
+			cond = append(cond, "service <> ''")
+		case search.FieldTags, search.FieldOwners, search.FieldDomains:
+			// The column name is one of three constants, never caller text.
+			join, key, count = " CROSS JOIN LATERAL unnest("+string(f)+") AS v(value)", "v.value", "count(DISTINCT id)"
+		default:
+			return nil, meridian.Errorf(meridian.EInvalid, "Unsupported search aggregation %s", f)
+		}
+		bind := args[:len(args):len(args)]
+		query := "SELECT " + key + ", " + count + " AS n FROM search_docs" + join + " WHERE " + strings.Join(cond, " AND ") +
+			" GROUP BY " + key + ` ORDER BY n DESC, ` + key + ` COLLATE "C" LIMIT ` + bind.add(q.BucketLimit())
+		rows, err := t.tx.Query(ctx, query, bind...)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: search aggregation: %w", err)
+		}
+		out[f], err = rowscan.All(rows, rowscan.Bucket)
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: search aggregation: %w", err)
+		}
 	}
-	defer rows.Close()
-	hits, err = rowscan.All(rows, rowscan.SearchHit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("postgres: search: %w", err)
-	}
-	return hits, total, nil
+	return out, nil
 }

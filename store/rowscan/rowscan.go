@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -130,10 +131,17 @@ func Token(s Scanner) (store.Token, error) {
 }
 
 // SearchHit reads a hit's id, kind, FQN, source document and score, in that order.
-func SearchHit(s Scanner) (store.SearchHit, error) {
-	var h store.SearchHit
+func SearchHit(s Scanner) (search.Hit, error) {
+	var h search.Hit
 	err := s.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score)
 	return h, err
+}
+
+// Bucket reads an aggregation bucket's key and count, in that order.
+func Bucket(s Scanner) (search.Bucket, error) {
+	var b search.Bucket
+	err := s.Scan(&b.Key, &b.Count)
+	return b, err
 }
 
 // EventColumns are the change_events columns Event reads.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
@@ -36,7 +36,7 @@ const (
 
 // Index adds or replaces the search document of an entity. The search_docs row keeps
 // its seq (the FTS rowid) across updates; the FTS row is rewritten.
-func (t *tx) Index(ctx context.Context, d store.SearchDoc) error {
+func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func in(n int) string { return "(?" + strings.Repeat(", ?", n-1) + ")" }
 // searchFilters turns the kinds, term filters and the deleted switch into SQL
 // conditions on search_docs d. Values compare case-insensitively (the stored fields are
 // lower-cased at index time).
-func searchFilters(q store.SearchQuery) ([]string, []any, error) {
+func searchFilters(q search.Query) ([]string, []any, error) {
 	var (
 		where []string
 		args  []any
@@ -117,42 +117,32 @@ func searchFilters(q store.SearchQuery) ([]string, []any, error) {
 	}
 	deletedFilter := false
 	for _, f := range q.Filters {
-		if len(f.Values) == 0 {
-			return nil, nil, meridian.Errorf(meridian.EInvalid, "Search filter on %s has no values", f.Field)
-		}
-		lower := make([]any, len(f.Values))
+		vals := make([]any, len(f.Values))
 		for i, v := range f.Values {
-			lower[i] = strings.ToLower(v)
+			vals[i] = strings.ToLower(v)
 		}
 		switch f.Field {
-		case "entityType":
-			where = append(where, "lower(d.kind) IN "+in(len(lower)))
-			args = append(args, lower...)
-		case "service":
-			where = append(where, "d.service IN "+in(len(lower)))
-			args = append(args, lower...)
-		case "tags", "owners", "domains":
+		case search.FieldEntityType:
+			where = append(where, "lower(d.kind) IN "+in(len(vals)))
+		case search.FieldService:
+			where = append(where, "d.service IN "+in(len(vals)))
+		case search.FieldTags, search.FieldOwners, search.FieldDomains:
 			// The column name is one of three constants, never caller text.
-			where = append(where, "EXISTS (SELECT 1 FROM json_each(d."+f.Field+") j WHERE j.value IN "+in(len(lower))+")")
-			args = append(args, lower...)
-		case "deleted":
+			where = append(where, "EXISTS (SELECT 1 FROM json_each(d."+string(f.Field)+") j WHERE j.value IN "+in(len(vals))+")")
+		case search.FieldDeleted:
 			deletedFilter = true
-			var vals []any
-			for _, v := range lower {
-				switch v {
-				case "true":
-					vals = append(vals, 1)
-				case "false":
-					vals = append(vals, 0)
-				default:
-					return nil, nil, meridian.Errorf(meridian.EInvalid, "Invalid deleted filter value %q", v)
+			for i, v := range f.Values {
+				b, err := search.DeletedValue(v)
+				if err != nil {
+					return nil, nil, err
 				}
+				vals[i] = boolInt(b)
 			}
 			where = append(where, "d.deleted IN "+in(len(vals)))
-			args = append(args, vals...)
 		default:
 			return nil, nil, meridian.Errorf(meridian.EInvalid, "Unsupported search filter field %s", f.Field)
 		}
+		args = append(args, vals...)
 	}
 	switch {
 	case q.Deleted != nil:
@@ -164,15 +154,15 @@ func searchFilters(q store.SearchQuery) ([]string, []any, error) {
 	return where, args, nil
 }
 
-// Search runs a keyword search: one page of hits, best first, and the count of every
-// match.
-func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, int, error) {
-	if q.From < 0 || q.Size < 0 {
-		return nil, 0, meridian.Errorf(meridian.EInvalid, "from and size must not be negative")
+// Search runs a keyword search: one page of hits, best first, the count of every match
+// and the aggregations asked for.
+func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	if err := q.Validate(); err != nil {
+		return search.Result{}, err
 	}
 	where, args, err := searchFilters(q)
 	if err != nil {
-		return nil, 0, err
+		return search.Result{}, err
 	}
 	expr := matchExpr(q.Terms, "")
 
@@ -193,25 +183,68 @@ func (t *tx) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit
 	}
 	filter := " WHERE " + strings.Join(where, " AND ")
 
-	var total int
-	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*)"+from+filter, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("sqlite: search count: %w", err)
+	res := search.Result{Hits: []search.Hit{}}
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*)"+from+filter, args...).Scan(&res.Total); err != nil {
+		return search.Result{}, fmt.Errorf("sqlite: search count: %w", err)
 	}
-	hits := []store.SearchHit{}
-	if q.Size == 0 {
-		return hits, total, nil
+	if q.Size > 0 && q.From < res.Total {
+		query := "SELECT d.id, d.kind, d.fqn, d.source, " + score + " AS score" + from + filter +
+			" ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?"
+		rows, err := t.tx.QueryContext(ctx, query, append(append(scoreArgs, args...), q.Size, q.From)...)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
+		}
+		res.Hits, err = rowscan.All(rows, rowscan.SearchHit)
+		rows.Close()
+		if err != nil {
+			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
+		}
 	}
-	query := "SELECT d.id, d.kind, d.fqn, d.source, " + score + " AS score" + from + filter +
-		" ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?"
-	all := append(append(scoreArgs, args...), q.Size, q.From)
-	rows, err := t.tx.QueryContext(ctx, query, all...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
+	if len(q.Aggregations) > 0 {
+		res.Aggregations, err = t.aggregate(ctx, q, res.Total, from, where, args)
+		if err != nil {
+			return search.Result{}, err
+		}
 	}
-	defer rows.Close()
-	hits, err = rowscan.All(rows, rowscan.SearchHit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("sqlite: search: %w", err)
+	return res, nil
+}
+
+// aggregate counts the total documents matching where (from and args as the search's)
+// by each field q asks for, in one GROUP BY query per field (none when total is 0): the
+// largest counts first, ties by key, at most q.BucketLimit() buckets. A document
+// counts once per distinct value it holds; documents without a value are left out.
+func (t *tx) aggregate(ctx context.Context, q search.Query, total int, from string, where []string, args []any) (map[search.Field][]search.Bucket, error) {
+	out := make(map[search.Field][]search.Bucket, len(q.Aggregations))
+	for _, f := range q.Aggregations {
+		out[f] = []search.Bucket{}
+		if total == 0 {
+			continue
+		}
+		var join, key, count string
+		cond := where[:len(where):len(where)]
+		switch f {
+		case search.FieldEntityType:
+			key, count = "d.kind", "COUNT(*)"
+		case search.FieldService:
+			key, count = "d.service", "COUNT(*)"
+			cond = append(cond, "d.service <> ''")
+		case search.FieldTags, search.FieldOwners, search.FieldDomains:
+			// The column name is one of three constants, never caller text.
+			join, key, count = ", json_each(d."+string(f)+") j", "j.value", "COUNT(DISTINCT d.seq)"
+		default:
+			return nil, meridian.Errorf(meridian.EInvalid, "Unsupported search aggregation %s", f)
+		}
+		query := "SELECT " + key + ", " + count + " AS n" + from + join + " WHERE " + strings.Join(cond, " AND ") +
+			" GROUP BY " + key + " ORDER BY n DESC, " + key + " LIMIT ?"
+		rows, err := t.tx.QueryContext(ctx, query, append(args[:len(args):len(args)], q.BucketLimit())...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search aggregation: %w", err)
+		}
+		out[f], err = rowscan.All(rows, rowscan.Bucket)
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search aggregation: %w", err)
+		}
 	}
-	return hits, total, nil
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -657,11 +658,11 @@ func testReindex(t *testing.T, f *Fixture) {
 		t.Fatal(err)
 	}
 	find := func() int {
-		r, err := f.E.Search(f.Ctx, f.Admin, store.SearchRequest{Query: "revenue", Index: "all"})
+		r, err := f.E.Search(f.Ctx, f.Admin, search.Query{Terms: []string{"revenue"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.Hits.Total.Value
+		return r.Total
 	}
 	if find() != 0 {
 		t.Fatal("the unindexed glossary is still found")

@@ -1,11 +1,16 @@
-package store
+package elastic
 
 import (
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
+// FuzzParseQueryFilter: whatever the filter, parsing answers EInvalid or filters that
+// the search service accepts.
 func FuzzParseQueryFilter(f *testing.F) {
 	for _, s := range []string{
 		`{"query":{"bool":{"must":[{"term":{"entityType":"table"}}]}}}`,
@@ -25,24 +30,20 @@ func FuzzParseQueryFilter(f *testing.F) {
 			}
 			return
 		}
-		driverFields := map[string]bool{}
-		for _, f := range searchFields {
-			driverFields[f] = true
-		}
-		for _, flt := range filters {
-			if !driverFields[flt.Field] || len(flt.Values) == 0 {
-				t.Fatalf("ParseQueryFilter(%q) gave filter %+v", s, flt)
-			}
+		if err := (search.Query{Filters: filters}).Validate(); err != nil {
+			t.Fatalf("ParseQueryFilter(%q) gave filters %+v that are invalid: %v", s, filters, err)
 		}
 	})
 }
 
+// FuzzParseSearchQuery: whatever q, parsing answers EInvalid or search words (letters
+// and digits, as every driver takes them) and filters the search service accepts.
 func FuzzParseSearchQuery(f *testing.F) {
 	for _, s := range []string{"customer orders", "tags.tagFQN:PII.Sensitive AND orders", "*", `"quoted phrase"`, "NOT x", "a:b:c", "ünïcode_snake caseCamel"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		terms, _, err := ParseSearchQuery(s)
+		terms, filters, err := ParseSearchQuery(s)
 		if err != nil {
 			if meridian.ErrorCode(err) != meridian.EInvalid {
 				t.Fatalf("ParseSearchQuery(%q) error code %q", s, meridian.ErrorCode(err))
@@ -50,9 +51,12 @@ func FuzzParseSearchQuery(f *testing.F) {
 			return
 		}
 		for _, term := range terms {
-			if term == "" {
-				t.Fatalf("ParseSearchQuery(%q) gave an empty term", s)
+			if term == "" || strings.IndexFunc(term, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
+				t.Fatalf("ParseSearchQuery(%q) gave the term %q, not letters and digits", s, term)
 			}
+		}
+		if err := (search.Query{Terms: terms, Filters: filters}).Validate(); err != nil {
+			t.Fatalf("ParseSearchQuery(%q) gave an invalid query: %v", s, err)
 		}
 	})
 }

@@ -1,0 +1,140 @@
+package search
+
+import (
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// Search limits, as OpenMetadata and Elasticsearch apply them. DefaultSize is the page
+// size the edges use when the caller names none.
+const (
+	DefaultSize    = 10
+	MaxSize        = 1000
+	MaxWindow      = 10000
+	DefaultBuckets = 10
+	MaxBuckets     = 100
+)
+
+// Mode selects how hits are retrieved and scored. The zero value is Keyword.
+type Mode string
+
+// Keyword matches the query's words in the full-text index and ranks hits by where
+// they match (name, display name, description, column names). It is the only mode so
+// far; vector and hybrid retrieval will be further modes of the same Query.
+const Keyword Mode = "keyword"
+
+// Field names a term filter or an aggregation.
+type Field string
+
+// The fields a filter can test. Every field but FieldDeleted can be aggregated.
+const (
+	FieldEntityType Field = "entityType" // the kind
+	FieldService    Field = "service"    // the service's name
+	FieldTags       Field = "tags"       // tag and glossary term FQNs, the columns' included
+	FieldOwners     Field = "owners"     // owner names
+	FieldDomains    Field = "domains"    // domain FQNs
+	FieldDeleted    Field = "deleted"    // "true" or "false"
+)
+
+// Aggregatable reports whether matches can be counted by f.
+func (f Field) Aggregatable() bool {
+	switch f {
+	case FieldEntityType, FieldService, FieldTags, FieldOwners, FieldDomains:
+		return true
+	}
+	return false
+}
+
+// Filter is a term filter: the field must hold one of the values. Values compare
+// case-insensitively.
+type Filter struct {
+	Field  Field
+	Values []string
+}
+
+// Query is one search.
+//
+// Terms are lower-case words as Words makes them: an entity matches when every term,
+// or a word starting with it, occurs in its name, display name, description, column
+// names or parent FQN. No terms matches every entity (each scoring 1). Hits are ordered
+// by score, then by FQN, then by id.
+//
+// Kinds restricts the kinds searched; none searches every kind. Every filter must hold.
+// Deleted nil searches active entities only, unless a filter on FieldDeleted says
+// otherwise. From and Size select the page; Size 0 answers the total and the
+// aggregations without hits.
+//
+// Aggregations lists the fields to count the matches by: at most Buckets buckets each
+// (0 means DefaultBuckets), the largest counts first, ties by key.
+type Query struct {
+	Mode         Mode
+	Terms        []string
+	Kinds        []string
+	Filters      []Filter
+	Deleted      *bool
+	From         int
+	Size         int
+	Aggregations []Field
+	Buckets      int
+}
+
+// Validate checks what can be checked without the kind registry: the mode, paging
+// within MaxSize and MaxWindow, known filter fields with values (true or false for
+// FieldDeleted), aggregatable fields and the bucket count. Errors are EInvalid.
+func (q Query) Validate() error {
+	switch {
+	case q.Mode != "" && q.Mode != Keyword:
+		return meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s)", q.Mode, Keyword)
+	case q.From < 0:
+		return meridian.Errorf(meridian.EInvalid, "Search from must be at least 0")
+	case q.Size < 0 || q.Size > MaxSize:
+		return meridian.Errorf(meridian.EInvalid, "Search size must be between 0 and %d", MaxSize)
+	case q.From+q.Size > MaxWindow:
+		return meridian.Errorf(meridian.EInvalid, "Search from + size must be at most %d", MaxWindow)
+	case q.Buckets < 0 || q.Buckets > MaxBuckets:
+		return meridian.Errorf(meridian.EInvalid, "Search buckets must be between 0 and %d", MaxBuckets)
+	}
+	for _, f := range q.Filters {
+		if !f.Field.Aggregatable() && f.Field != FieldDeleted {
+			return meridian.Errorf(meridian.EInvalid, "Unsupported search filter field %s", f.Field)
+		}
+		if len(f.Values) == 0 {
+			return meridian.Errorf(meridian.EInvalid, "Search filter on %s has no values", f.Field)
+		}
+		if f.Field != FieldDeleted {
+			continue
+		}
+		for _, v := range f.Values {
+			if _, err := DeletedValue(v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range q.Aggregations {
+		if !f.Aggregatable() {
+			return meridian.Errorf(meridian.EInvalid, "Unsupported search aggregation %s", f)
+		}
+	}
+	return nil
+}
+
+// DeletedValue reads a FieldDeleted filter value: "true" or "false", in any case.
+// Anything else is EInvalid.
+func DeletedValue(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, meridian.Errorf(meridian.EInvalid, "Invalid deleted filter value %q (use true or false)", v)
+}
+
+// BucketLimit is the number of buckets each aggregation keeps.
+func (q Query) BucketLimit() int {
+	if q.Buckets == 0 {
+		return DefaultBuckets
+	}
+	return q.Buckets
+}
