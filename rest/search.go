@@ -50,7 +50,7 @@ func (s *server) searchQuery(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, elastic.Answer(res, time.Since(start)))
+	writeJSON(w, http.StatusOK, elastic.Answer(s.ents.Registry(), res, time.Since(start)))
 	return nil
 }
 

@@ -17,7 +17,8 @@ func TestIndexName(t *testing.T) {
 		"glossaryTerm":       "glossary_term_search_index",
 		"mlmodelService":     "mlmodel_service_search_index",
 	} {
-		if got := IndexName(kind); got != want {
+		k, _ := meridian.DefaultRegistry().Kind(kind)
+		if got := k.IndexName(); got != want {
 			t.Errorf("IndexName(%s) = %s, want %s", kind, got, want)
 		}
 	}
@@ -25,11 +26,11 @@ func TestIndexName(t *testing.T) {
 
 func TestKindsResolvesScopes(t *testing.T) {
 	reg := meridian.DefaultRegistry()
-	for _, k := range DataAssetKinds {
-		if _, ok := reg.Kind(k); !ok {
-			t.Errorf("data asset kind %s is not registered", k)
-		}
-	}
+	// OpenMetadata's dataAsset alias (indexMapping.json's parentAliases) over the kinds
+	// Meridian serves.
+	dataAssets := []string{"apiCollection", "apiEndpoint", "chart", "container", "dashboard", "dashboardDataModel",
+		"dataProduct", "database", "databaseSchema", "glossaryTerm", "metric", "mlmodel",
+		"pipeline", "searchIndex", "storedProcedure", "table", "tag", "topic"}
 	kinds := func(scope string) []string {
 		ks, err := Kinds(reg, scope)
 		if err != nil {
@@ -38,8 +39,8 @@ func TestKindsResolvesScopes(t *testing.T) {
 		return ks
 	}
 	for scope, want := range map[string][]string{
-		"":                             DataAssetKinds,
-		"dataAsset":                    DataAssetKinds,
+		"":                             dataAssets,
+		"dataAsset":                    dataAssets,
 		"table":                        {"table"},
 		"table_search_index":           {"table"},
 		"database_schema_search_index": {"databaseSchema"},

@@ -46,7 +46,7 @@ func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 	d.Tags = unique(tags)
 	if svc, ok := e["service"].(map[string]any); ok {
 		d.Service, _ = svc["name"].(string)
-	} else if strings.HasSuffix(k.Name, "Service") {
+	} else if k.Service {
 		d.Service = e.Name()
 	}
 	for _, ref := range asList(e["owners"]) {

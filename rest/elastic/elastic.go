@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
 )
 
@@ -67,8 +68,9 @@ type Hit struct {
 	Source json.RawMessage `json:"_source"`
 }
 
-// Answer shapes res as Elasticsearch answers a search that took took.
-func Answer(res search.Result, took time.Duration) Response {
+// Answer shapes res as Elasticsearch answers a search that took took; reg names each
+// hit's index.
+func Answer(reg *meridian.Registry, res search.Result, took time.Duration) Response {
 	out := Response{Took: took.Milliseconds(),
 		Hits: Hits{Total: Total{Value: res.Total, Relation: "eq"}, Hits: make([]Hit, 0, len(res.Hits))}}
 	for _, h := range res.Hits {
@@ -76,7 +78,11 @@ func Answer(res search.Result, took time.Duration) Response {
 			score := h.Score
 			out.Hits.MaxScore = &score
 		}
-		out.Hits.Hits = append(out.Hits.Hits, Hit{Index: search.IndexName(h.Kind), ID: h.ID, Score: h.Score, Source: h.Source})
+		index := h.Kind
+		if k, ok := reg.Kind(h.Kind); ok {
+			index = k.IndexName()
+		}
+		out.Hits.Hits = append(out.Hits.Hits, Hit{Index: index, ID: h.ID, Score: h.Score, Source: h.Source})
 	}
 	return out
 }

@@ -32,7 +32,7 @@ func TestAnswerHasElasticsearchShape(t *testing.T) {
 		{ID: "a", Kind: "databaseSchema", FQN: "s.d.a", Score: 9.5, Source: []byte(`{"name":"a"}`)},
 		{ID: "b", Kind: "table", FQN: "s.d.a.b", Score: 2, Source: []byte(`{"name":"b"}`)},
 	}}
-	got, err := json.Marshal(Answer(res, 1500*time.Microsecond))
+	got, err := json.Marshal(Answer(meridian.DefaultRegistry(), res, 1500*time.Microsecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestAnswerHasElasticsearchShape(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	empty, _ := json.Marshal(Answer(search.Result{Hits: []search.Hit{}}, 0))
+	empty, _ := json.Marshal(Answer(meridian.DefaultRegistry(), search.Result{Hits: []search.Hit{}}, 0))
 	if want := `{"took":0,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}`; string(empty) != want {
 		t.Fatalf("empty answer %s, want %s", empty, want)
 	}

@@ -195,7 +195,7 @@ func testSearchFilters(t *testing.T, f *Fixture) {
 		{"none", nil, []string{"orders", "orders_board", "orders_archive"}},
 	}
 	for _, c := range cases {
-		q := words("orders", search.DataAssetKinds...)
+		q := words("orders", dataAssets(t, f)...)
 		q.Filters = c.filters
 		res := f.Search(q)
 		wantNames(t, c.name, res, c.want...)
@@ -241,7 +241,7 @@ func testSearchAggregations(t *testing.T, f *Fixture) {
 		f.Table(fmt.Sprintf("orders_%d", i), `[{"name":"id","dataType":"BIGINT"}]`)
 	}
 	all := []search.Field{search.FieldEntityType, search.FieldService, search.FieldTags, search.FieldOwners, search.FieldDomains}
-	q := words("orders", search.DataAssetKinds...)
+	q := words("orders", dataAssets(t, f)...)
 	q.Size, q.Aggregations = 1, all
 	res := f.Search(q)
 	if res.Total != 6 || len(res.Hits) != 1 {
@@ -643,4 +643,14 @@ func testDriverSearchAggregations(t *testing.T, d *driverFixture) {
 		{Name: "deleted is not an aggregation", Q: agg(customer, 0, search.FieldDeleted), Code: meridian.EInvalid},
 		{Name: "too many buckets", Q: agg(customer, search.MaxBuckets+1, search.FieldTags), Code: meridian.EInvalid},
 	})
+}
+
+// dataAssets returns the kinds of OpenMetadata's dataAsset search alias.
+func dataAssets(t *testing.T, f *Fixture) []string {
+	t.Helper()
+	kinds, err := search.Kinds(f.E.Registry(), "dataAsset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kinds
 }
