@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 )
 
 // qualityRoutes serves test case results, kept as a time series: PUT
@@ -47,7 +48,7 @@ func (s *server) addTestCaseResult(param string) handler {
 		if err != nil {
 			return err
 		}
-		res, err := s.ents.AddTestCaseResult(r.Context(), principal(r), fqn, body)
+		res, err := quality.AddResult(r.Context(), s.ents, principal(r), fqn, body)
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func (s *server) listTestCaseResults(param string) handler {
 		if err != nil {
 			return err
 		}
-		list, err := s.ents.ListTestCaseResults(r.Context(), principal(r), fqn, start, end)
+		list, err := quality.ListResults(r.Context(), s.ents, principal(r), fqn, start, end)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/sqlite"
@@ -38,7 +39,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"))
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"), auth.Module(), quality.Module())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
@@ -67,10 +68,12 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logge
 		db  store.Driver
 		err error
 	)
+	// The capabilities that own tables in the catalog database.
+	modules := []store.Module{auth.Module(), quality.Module()}
 	if strings.TrimSpace(databaseURL) != "" {
-		db, err = postgres.Open(ctx, databaseURL)
+		db, err = postgres.Open(ctx, databaseURL, modules...)
 	} else {
-		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile))
+		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile), modules...)
 	}
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/sqlite"
@@ -32,7 +33,7 @@ var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAd
 func New(t testing.TB) *Catalog {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"))
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), auth.Module(), quality.Module())
 	if err != nil {
 		t.Fatal(err)
 	}
