@@ -18,6 +18,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/postgres"
@@ -152,13 +153,13 @@ func OpenDriver(ctx context.Context, cfg Config) (store.Driver, error) {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	if strings.TrimSpace(cfg.DatabaseURL) != "" {
-		db, err := postgres.Open(ctx, cfg.DatabaseURL)
+		db, err := postgres.Open(ctx, cfg.DatabaseURL, Modules()...)
 		if err != nil {
 			return nil, err
 		}
 		return db, nil
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, CatalogFile))
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, CatalogFile), Modules()...)
 	if err != nil {
 		return nil, err
 	}
@@ -176,3 +177,9 @@ func (c *Catalog) Ready(ctx context.Context) error {
 
 // Close closes the store.
 func (c *Catalog) Close() error { return c.Driver.Close() }
+
+// Modules are the capabilities that own tables in the catalog database, in the order
+// their migrations apply.
+func Modules() []store.Module {
+	return []store.Module{auth.Module(), quality.Module()}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,12 +55,15 @@ type Authority struct {
 	now    func() time.Time
 }
 
-// New returns an Authority for issuer. It loads the signing key from the settings table
-// (KeySetting), or creates a random 32-byte key there on first use. An empty issuer
-// means DefaultIssuer.
+// New returns an Authority for issuer over db, which must have been opened with
+// Module. It loads the signing key from the settings table (KeySetting), or creates a
+// random 32-byte key there on first use. An empty issuer means DefaultIssuer.
 func New(ctx context.Context, db store.Driver, issuer string) (*Authority, error) {
 	if db == nil {
 		return nil, meridian.Errorf(meridian.EInternal, "auth: no store")
+	}
+	if !slices.ContainsFunc(db.Modules(), func(m store.Module) bool { return m.Name == Module().Name }) {
+		return nil, errors.New("auth: the store was opened without auth.Module(), which owns the tokens table")
 	}
 	if issuer == "" {
 		issuer = DefaultIssuer
@@ -135,16 +139,16 @@ func readKey(ctx context.Context, db store.Driver) ([]byte, error) {
 // tokenName is a label shown in token lists. It returns the raw token, which is never
 // stored and cannot be retrieved later, and the stored record (ID is the jti claim).
 // Errors: EInvalid for a bad subject, token type or ttl.
-func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl time.Duration, tokenName string) (string, store.Token, error) {
+func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl time.Duration, tokenName string) (string, Token, error) {
 	if strings.TrimSpace(s.Name) == "" {
-		return "", store.Token{}, meridian.Errorf(meridian.EInvalid, "A token needs a subject name")
+		return "", Token{}, meridian.Errorf(meridian.EInvalid, "A token needs a subject name")
 	}
 	if tokenType != meridian.TokenTypeBot && tokenType != meridian.TokenTypePersonal {
-		return "", store.Token{}, meridian.Errorf(meridian.EInvalid,
+		return "", Token{}, meridian.Errorf(meridian.EInvalid,
 			"Invalid token type %q: use %s or %s", tokenType, meridian.TokenTypeBot, meridian.TokenTypePersonal)
 	}
 	if ttl < 0 {
-		return "", store.Token{}, meridian.Errorf(meridian.EInvalid, "Token expiry must be positive, or never")
+		return "", Token{}, meridian.Errorf(meridian.EInvalid, "Token expiry must be positive, or never")
 	}
 	now := a.now()
 	jti := uuid.NewString()
@@ -177,9 +181,9 @@ func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl 
 	}
 	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.key)
 	if err != nil {
-		return "", store.Token{}, fmt.Errorf("auth: sign token: %w", err)
+		return "", Token{}, fmt.Errorf("auth: sign token: %w", err)
 	}
-	t := store.Token{
+	t := Token{
 		ID:        jti,
 		Hash:      hashToken(raw),
 		UserName:  s.Name,
@@ -190,14 +194,14 @@ func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl 
 	}
 	tx, err := a.db.Begin(ctx, true)
 	if err != nil {
-		return "", store.Token{}, err
+		return "", Token{}, err
 	}
-	if err := tx.PutToken(ctx, t); err != nil {
+	if err := putToken(ctx, tx.SQL(), t); err != nil {
 		_ = tx.Rollback()
-		return "", store.Token{}, err
+		return "", Token{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return "", store.Token{}, err
+		return "", Token{}, err
 	}
 	return raw, t, nil
 }
@@ -242,7 +246,7 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 		return nil, err
 	}
 	defer tx.Rollback()
-	t, err := tx.TokenByHash(ctx, hashToken(raw))
+	t, err := tokenByHash(ctx, tx.SQL(), hashToken(raw))
 	switch {
 	case meridian.ErrorCode(err) == meridian.ENotFound:
 		return nil, unauthorized("Token has been revoked")
@@ -372,21 +376,22 @@ func (a *Authority) Revoke(ctx context.Context, tokenID string) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.RevokeToken(ctx, tokenID); err != nil {
+	if err := revokeToken(ctx, tx.SQL(), tokenID); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	return tx.Commit()
 }
 
-// Tokens lists the tokens issued to a user or bot, as the store keeps them.
-func (a *Authority) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
+// Tokens lists the tokens issued to a user or bot, oldest first, as the store keeps
+// them.
+func (a *Authority) Tokens(ctx context.Context, userName string) ([]Token, error) {
 	tx, err := a.db.Begin(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	return tx.Tokens(ctx, userName)
+	return listTokens(ctx, tx.SQL(), userName)
 }
 
 // ParseExpiry parses a token lifetime as the CLI and REST accept it: "never" or

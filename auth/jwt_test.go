@@ -25,7 +25,7 @@ const testIssuer = "meridian-test"
 // the tests issue tokens for: alice (a steward and consumer) and ingestion-bot.
 func openStore(t *testing.T) store.Driver {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "catalog.db"), Module())
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -327,7 +327,7 @@ func TestVerifyChecksStoredExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.PutToken(ctx, store.Token{ID: "a3c0d9a4-6f35-4c8e-9a57-2f3b5d1e7c10", Hash: hashToken(raw), UserName: "alice",
+	if err := putToken(ctx, tx.SQL(), Token{ID: "a3c0d9a4-6f35-4c8e-9a57-2f3b5d1e7c10", Hash: hashToken(raw), UserName: "alice",
 		TokenType: meridian.TokenTypePersonal, CreatedAt: time.Now().Add(-time.Hour).UnixMilli(),
 		ExpiresAt: time.Now().Add(-time.Minute).UnixMilli()}); err != nil {
 		tx.Rollback()
@@ -449,7 +449,7 @@ func FuzzVerifyNeverPanics(f *testing.F) {
 }
 
 func openStoreF(f *testing.F) store.Driver {
-	db, err := sqlite.Open(context.Background(), filepath.Join(f.TempDir(), "catalog.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(f.TempDir(), "catalog.db"), Module())
 	if err != nil {
 		f.Fatalf("open sqlite: %v", err)
 	}

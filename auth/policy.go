@@ -4,7 +4,10 @@
 // # Tokens
 //
 // Authority signs HS256 JWTs with a 32-byte key kept in the store's settings table
-// (auth.jwt.key), so replicas on one database share it. Claims are sub (user or bot
+// (auth.jwt.key), so replicas on one database share it. Tokens are kept in auth's own
+// table, tokens, which auth declares as a store module (Module: migrations numbered
+// alike on SQLite and PostgreSQL) and reaches through the transaction's SQL seam; open
+// the store with Module before New. Claims are sub (user or bot
 // name), iss, roles, email, isBot, tokenType (BOT or PERSONAL_ACCESS), iat, exp (absent
 // for a token that never expires), jti (the token id), uid (the user or bot entity id)
 // and scope (space separated, only when the token is scoped). Only the SHA-256 of a raw

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 )
 
 func testCaseFQN(r *http.Request, param string) (string, error) {
@@ -29,7 +30,7 @@ func (s *server) addTestCaseResult(param string) handler {
 		if err != nil {
 			return err
 		}
-		res, err := s.ents.AddTestCaseResult(r.Context(), principal(r), fqn, body)
+		res, err := quality.AddResult(r.Context(), s.ents, principal(r), fqn, body)
 		if err != nil {
 			return err
 		}
@@ -66,7 +67,7 @@ func (s *server) listTestCaseResults(param string) handler {
 		if err != nil {
 			return err
 		}
-		list, err := s.ents.ListTestCaseResults(r.Context(), principal(r), fqn, start, end)
+		list, err := quality.ListResults(r.Context(), s.ents, principal(r), fqn, start, end)
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ type tokenInfo struct {
 	Revoked   bool   `json:"revoked"`
 }
 
-func infoOf(t store.Token) tokenInfo {
+func infoOf(t auth.Token) tokenInfo {
 	return tokenInfo{ID: t.ID, TokenName: t.Name, TokenType: t.TokenType, CreatedAt: t.CreatedAt,
 		ExpiresAt: t.ExpiresAt, Revoked: t.Revoked}
 }

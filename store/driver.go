@@ -2,7 +2,9 @@
 // create-or-update with OpenMetadata's merge rules, JSON Patch, versions and
 // changeDescription, soft, hard and recursive delete, restore, followers, relationships
 // and the transactional outbox. The SQL lives in the drivers (store/sqlite,
-// store/postgres); the rules live here.
+// store/postgres); the rules live here. Capabilities (auth, quality, …) own their
+// tables as Modules, with their own migrations, and reach them through Tx.SQL in the
+// engine's transactions (module.go).
 package store
 
 import (
@@ -19,6 +21,8 @@ type Driver interface {
 	// Begin starts a transaction. A writable transaction takes the write lock at once,
 	// so two writers never deadlock upgrading a read lock.
 	Begin(ctx context.Context, writable bool) (Tx, error)
+	// Modules returns the modules the driver was opened with, in order.
+	Modules() []Module
 	// Close releases the database.
 	Close() error
 }
@@ -108,37 +112,6 @@ type EventQuery struct {
 	Limit       int
 }
 
-// Token is a stored API token. Only its hash is kept.
-type Token struct {
-	ID        string
-	Hash      string
-	UserName  string
-	Name      string
-	TokenType string
-	CreatedAt int64
-	ExpiresAt int64 // 0: never
-	Revoked   bool
-}
-
-// Point is one time-series point: a JSON document recorded for an entity at a
-// timestamp (epoch ms) in a named series, such as testCaseResult.
-type Point struct {
-	Series    string
-	EntityID  string
-	Timestamp int64
-	Doc       []byte
-}
-
-// PointQuery selects the points of one entity in one series with From <= timestamp
-// <= To (0 for To means no upper bound), newest first. Limit 0 or less means no limit.
-type PointQuery struct {
-	Series   string
-	EntityID string
-	From     int64
-	To       int64
-	Limit    int
-}
-
 // Tx is one transaction. Methods return *meridian.Error values with ENotFound for a
 // missing row, EConflict for a duplicate (kind, FQN) and EPreconditionFailed when an
 // Update finds another version than it expected.
@@ -152,8 +125,8 @@ type Tx interface {
 	// Update replaces a row whose stored version is expect. Otherwise it is
 	// EPreconditionFailed and nothing is written.
 	Update(ctx context.Context, r Row, expect meridian.Version) error
-	// Remove deletes a row, its version snapshots, its search document, its
-	// time-series points and every relation touching it.
+	// Remove deletes a row, its version snapshots, its search document, every
+	// relation touching it, and the rows each module keeps about it (Module.OnRemove).
 	Remove(ctx context.Context, id string) error
 	// List returns one page and the count of every row matching the query.
 	List(ctx context.Context, q ListQuery) ([]Row, int, error)
@@ -190,23 +163,6 @@ type Tx interface {
 	// match and the aggregations asked for, all computed by the database. A query that
 	// fails search.Query.Validate is EInvalid.
 	Search(ctx context.Context, q search.Query) (search.Result, error)
-
-	// PutToken stores a token; TokenByHash finds one; RevokeToken marks one revoked
-	// (ENotFound if missing); Tokens lists a user's tokens.
-	PutToken(ctx context.Context, t Token) error
-	TokenByHash(ctx context.Context, hash string) (Token, error)
-	RevokeToken(ctx context.Context, id string) error
-	Tokens(ctx context.Context, userName string) ([]Token, error)
-
-	// PutPoint records a time-series point; a point already at (series, entity,
-	// timestamp) is replaced. Points lists points, newest first. LatestPoint returns the
-	// newest point of an entity in a series, ENotFound when there is none. DeletePoints
-	// removes an entity's points in a series, or in every series when series is "".
-	// Remove also removes every point of the entity.
-	PutPoint(ctx context.Context, p Point) error
-	Points(ctx context.Context, q PointQuery) ([]Point, error)
-	LatestPoint(ctx context.Context, series, entityID string) (Point, error)
-	DeletePoints(ctx context.Context, series, entityID string) error
 
 	// Setting and PutSetting read and write a small key-value table (signing keys,
 	// seeded data markers). Setting returns ENotFound when the key is absent.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -389,7 +390,7 @@ func createLineage(env *Env) *Tool {
 }
 
 // failingTest is a failing test case as root_cause_analysis lists it.
-func failingTest(t store.TestCaseSummary) map[string]any {
+func failingTest(t quality.TestCaseSummary) map[string]any {
 	m := map[string]any{"name": t.Name, "fqn": t.FQN, "testCaseStatus": t.Status, "timestamp": t.Timestamp}
 	if t.TestDefinition != "" {
 		m["testDefinition"] = t.TestDefinition
@@ -408,7 +409,7 @@ func failingTest(t store.TestCaseSummary) map[string]any {
 }
 
 // failing returns the failing tests of a list, capped, and how many there are.
-func failing(tests []store.TestCaseSummary) ([]any, int) {
+func failing(tests []quality.TestCaseSummary) ([]any, int) {
 	out := []any{}
 	n := 0
 	for _, t := range tests {
@@ -487,7 +488,7 @@ func rootCauseAnalysis(env *Env) *Tool {
 					downNodes = append(downNodes, dn)
 				}
 			}
-			tests, err := env.Entities.TestCasesOf(ctx, p, ids)
+			tests, err := quality.TestCasesOf(ctx, env.Entities, p, ids)
 			if err != nil {
 				return nil, err
 			}

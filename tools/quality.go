@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -169,7 +170,7 @@ func createTestCase(env *Env) *Tool {
 // qualitySection is get_entity_details' include quality: the entity's test cases (a
 // table's own and its columns') with their latest status, counted by status.
 func qualitySection(ctx context.Context, env *Env, p *meridian.Principal, k *meridian.Kind, e meridian.Entity) (map[string]any, error) {
-	sums, err := env.Entities.TestCasesOf(ctx, p, []string{e.ID()})
+	sums, err := quality.TestCasesOf(ctx, env.Entities, p, []string{e.ID()})
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +206,6 @@ func qualitySection(ctx context.Context, env *Env, p *meridian.Principal, k *mer
 		status = "success"
 	}
 	return map[string]any{"status": status, "total": len(list), "success": counts["Success"], "failed": counts["Failed"],
-		"aborted": counts["Aborted"], "queued": counts["Queued"], "neverRun": counts[store.StatusNeverRun],
+		"aborted": counts["Aborted"], "queued": counts["Queued"], "neverRun": counts[quality.StatusNeverRun],
 		"tests": tests, "testsTruncated": len(tests) < len(list)}, nil
 }

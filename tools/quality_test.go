@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/tools"
 )
 
@@ -135,7 +136,7 @@ func TestRootCauseAnalysis(t *testing.T) {
 		t.Helper()
 		f.ok(t, f.c.Admin, "create_test_case", map[string]any{"name": name, "fqn": fq[table], "testDefinitionName": "tableRowCountToBeBetween",
 			"parameterValues": []any{map[string]any{"name": "minValue", "value": "1"}}})
-		if _, err := f.c.Entities.AddTestCaseResult(ctx, f.c.Admin, fq[table]+"."+name,
+		if _, err := quality.AddResult(ctx, f.c.Entities, f.c.Admin, fq[table]+"."+name,
 			meridian.Entity{"timestamp": float64(ts), "testCaseStatus": status, "result": status + " at " + table}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +150,7 @@ func TestRootCauseAnalysis(t *testing.T) {
 		}
 	})
 	addTest("raw", "rows", "Success", 1735689600000)
-	if _, err := f.c.Entities.AddTestCaseResult(ctx, f.c.Admin, fq["raw"]+".rows",
+	if _, err := quality.AddResult(ctx, f.c.Entities, f.c.Admin, fq["raw"]+".rows",
 		meridian.Entity{"timestamp": float64(1735776000000), "testCaseStatus": "Failed", "result": "Found 0 rows"}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -119,7 +120,7 @@ func loadDemo(ctx context.Context, ents *store.Entities) error {
 		{"acme_warehouse.analytics.marts.daily_revenue.has_rows", "Success", "Found 731 rows"},
 	}
 	for _, r := range results {
-		_, err := ents.AddTestCaseResult(ctx, system, r.fqn, meridian.Entity{"timestamp": float64(now), "testCaseStatus": r.status, "result": r.result})
+		_, err := quality.AddResult(ctx, ents, system, r.fqn, meridian.Entity{"timestamp": float64(now), "testCaseStatus": r.status, "result": r.result})
 		if err != nil {
 			return fmt.Errorf("demo result %s: %w", r.fqn, err)
 		}

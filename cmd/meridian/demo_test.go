@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -44,7 +45,7 @@ func TestDemoLoadsACatalogAndCanRunTwice(t *testing.T) {
 	if strings.Join(up, ",") != "orders,stg_orders" {
 		t.Fatalf("upstream of daily_revenue = %v", up)
 	}
-	results, err := cat.Entities.ListTestCaseResults(ctx, system, "acme_warehouse.analytics.staging.stg_orders.amount.amount_not_null", 0, 1<<62)
+	results, err := quality.ListResults(ctx, cat.Entities, system, "acme_warehouse.analytics.staging.stg_orders.amount.amount_not_null", 0, 1<<62)
 	if err != nil || len(results) != 2 || results[0]["testCaseStatus"] != "Failed" {
 		t.Fatalf("results = %v, %v", results, err)
 	}

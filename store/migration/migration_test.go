@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"testing/fstest"
+
+	"github.com/meridian-catalog/meridian/store"
 )
 
 func TestLoad(t *testing.T) {
@@ -55,5 +57,44 @@ func TestLatestAndCheckCurrent(t *testing.T) {
 	err := CheckCurrent("sqlite", 8, 7)
 	if want := "sqlite: database schema version 8 is newer than this binary supports (7)"; err == nil || err.Error() != want {
 		t.Errorf("CheckCurrent(8, 7): %v, want %q", err, want)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	sql := &fstest.MapFile{Data: []byte("SELECT 1;")}
+	module := func(name string, files fstest.MapFS) store.Module { return store.Module{Name: name, Migrations: files} }
+	good := fstest.MapFS{"sqlite/0001_a.sql": sql, "sqlite/0002_b.sql": sql, "postgres/0001_a.sql": sql, "postgres/0002_b.sql": sql}
+	tests := []struct {
+		name    string
+		modules []store.Module
+		want    string // the sets in order, or the error
+	}{
+		{"the engine first, then each module in order", []store.Module{module("b", good), module("a", good)},
+			"store [7]|b [1 2]|a [1 2]|"},
+		{"no name", []store.Module{module(" ", good)}, "sqlite: a module has no name"},
+		{"a taken name", []store.Module{module("a", good), module("a", good)}, `sqlite: module name "a" is taken`},
+		{"the engine's name", []store.Module{module(store.CoreModule, good)}, `sqlite: module name "store" is taken`},
+		{"no migrations", []store.Module{{Name: "a"}}, "sqlite: module a: no migrations"},
+		{"one driver only", []store.Module{module("a", fstest.MapFS{"sqlite/0001_a.sql": sql})},
+			"sqlite: module a: no postgres/NNNN_description.sql migrations"},
+		{"numbered unalike", []store.Module{module("a", fstest.MapFS{"sqlite/0001_a.sql": sql, "postgres/0002_a.sql": sql})},
+			"sqlite: module a: postgres migrations are versions [2] but sqlite ones are [1]; number them alike"},
+		{"a bad name", []store.Module{module("a", fstest.MapFS{"sqlite/a.sql": sql, "postgres/0001_a.sql": sql})},
+			"sqlite: module a: migration a.sql: name must start with a positive number and '_'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sets, err := Plan("sqlite", []File{{Version: 7}}, tt.modules)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			for _, s := range sets {
+				got += fmt.Sprintf("%s %v|", s.Module, Versions(s.Files))
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

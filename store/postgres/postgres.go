@@ -4,10 +4,11 @@
 // store/sqlite.
 //
 // Open creates the vector and pg_trgm extensions and applies the embedded, numbered
-// migrations (migrations/0001_init.sql, …) on one dedicated connection before the pool
-// is used. Each step runs under a transaction-scoped advisory lock, so servers starting
-// at the same time apply each migration exactly once. The pool registers pgvector-go's
-// types on every new connection.
+// migrations (migrations/0001_init.sql, …) and those of the store.Modules it is given
+// on one dedicated connection before the pool is used (migrate.go). Each step runs
+// under a transaction-scoped advisory lock, so servers starting at the same time apply
+// each migration exactly once. The pool registers pgvector-go's types on every new
+// connection.
 //
 // Writable transactions run at READ COMMITTED and take a transaction-scoped advisory
 // lock at once (the driver's write lock): writers queue instead of deadlocking, and the
@@ -22,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,7 +30,6 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/migration"
 )
 
 // Pool bounds, used unless the URL sets pool_min_conns or pool_max_conns.
@@ -55,7 +54,8 @@ var migrationFiles embed.FS
 
 // DB is an open PostgreSQL catalog. It is safe for concurrent use.
 type DB struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	modules []store.Module
 }
 
 var _ store.Driver = (*DB)(nil)
@@ -64,8 +64,10 @@ var _ store.Driver = (*DB)(nil)
 // connection string), creates the vector and pg_trgm extensions when missing, and
 // brings the schema up to date. It fails with a message naming the extension when the
 // server lacks pgvector, and when the database was migrated by a newer Meridian whose
-// schema this binary does not know. Each module's migrations are applied after the
-// engine's own.
+// schema this binary does not know, and when a module is malformed (no name, a taken
+// name, migrations numbered differently on the two drivers). Each module's migrations
+// are applied after the engine's own; a database made by a release before the module
+// seam is adopted (migrate.go).
 func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -100,7 +102,7 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	return &DB{pool: pool}, nil
+	return &DB{pool: pool, modules: modules}, nil
 }
 
 // Pool returns the connection pool, for packages that keep their own tables in the
@@ -124,8 +126,11 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 			return nil, fmt.Errorf("postgres: begin: take the write lock: %w", err)
 		}
 	}
-	return &tx{tx: t, writable: writable}, nil
+	return &tx{tx: t, writable: writable, modules: db.modules}, nil
 }
+
+// Modules returns the modules the database was opened with.
+func (db *DB) Modules() []store.Module { return db.modules }
 
 // Close closes the connection pool.
 func (db *DB) Close() error {
@@ -133,21 +138,14 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// SchemaVersion returns the newest migration applied to the database.
+// SchemaVersion returns the newest of the engine's own migrations applied to the
+// database.
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
-	return schemaVersion(ctx, db.pool)
+	return moduleVersion(ctx, db.pool, store.CoreModule)
 }
 
 type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-func schemaVersion(ctx context.Context, q queryRower) (int, error) {
-	var v int
-	if err := q.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v); err != nil {
-		return 0, fmt.Errorf("postgres: schema version: %w", err)
-	}
-	return v, nil
 }
 
 // bootstrap creates the extensions and applies the migrations on a dedicated
@@ -161,10 +159,7 @@ func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) 
 	if err := createExtensions(ctx, conn); err != nil {
 		return err
 	}
-	if err := migrate(ctx, conn); err != nil {
-		return err
-	}
-	return migrateModules(ctx, conn, modules)
+	return migrate(ctx, conn, modules)
 }
 
 // extensions are the extensions Meridian needs, with the fix to suggest when the
@@ -213,61 +208,6 @@ func lockedTx(ctx context.Context, conn *pgx.Conn, fn func(t pgx.Tx) error) erro
 	}
 	if err := t.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
-	}
-	return nil
-}
-
-// migrations returns the embedded migrations in version order. A file is named
-// NNNN_description.sql.
-func migrations() ([]migration.File, error) {
-	return migration.Load(migrationFiles, "migrations", "postgres")
-}
-
-// migrate applies every embedded migration the database lacks, each in its own
-// transaction under the migration lock, so concurrent starts apply each exactly once.
-func migrate(ctx context.Context, conn *pgx.Conn) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	latest := migration.Latest(ms)
-	err = lockedTx(ctx, conn, func(t pgx.Tx) error {
-		if _, err := t.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER NOT NULL PRIMARY KEY,
-    applied_at BIGINT  NOT NULL
-)`); err != nil {
-			return fmt.Errorf("postgres: migrate: %w", err)
-		}
-		current, err := schemaVersion(ctx, t)
-		if err != nil {
-			return err
-		}
-		return migration.CheckCurrent("postgres", current, latest)
-	})
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		err := lockedTx(ctx, conn, func(t pgx.Tx) error {
-			var applied bool
-			if err := t.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
-				m.Version).Scan(&applied); err != nil {
-				return err
-			}
-			if applied {
-				return nil
-			}
-			// Simple protocol: a migration file holds several statements.
-			if _, err := t.Conn().PgConn().Exec(ctx, m.SQL).ReadAll(); err != nil {
-				return err
-			}
-			_, err := t.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
-				m.Version, time.Now().UnixMilli())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-		}
 	}
 	return nil
 }

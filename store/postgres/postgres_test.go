@@ -3,11 +3,13 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,11 +17,12 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/migration"
 	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
 	"github.com/meridian-catalog/meridian/store/storetest"
 )
 
-// The driver contract (rows, lists, versions, relations, events, tokens, settings,
+// The driver contract (rows, lists, versions, relations, events, settings,
 // search, transactions, concurrent writers, reopening) runs on PostgreSQL in
 // store/storetest (TestPostgresDriver). What is here is PostgreSQL's own: READ ONLY
 // transactions, pool settings, pgvector, the advisory-locked migrations, the write
@@ -107,9 +110,44 @@ func TestPoolAndPgvector(t *testing.T) {
 	})
 }
 
+// testModule is a module with one table, numbered alike on both drivers.
+func testModule(name string) store.Module {
+	sql := []byte("CREATE TABLE " + name + "_rows (id TEXT NOT NULL PRIMARY KEY);")
+	return store.Module{Name: name, Migrations: fstest.MapFS{
+		"sqlite/0001_rows.sql":   {Data: sql},
+		"postgres/0001_rows.sql": {Data: sql},
+	}}
+}
+
+// migrationRows counts the rows module_migrations records for module.
+func migrationRows(t *testing.T, db *DB, module string) int {
+	t.Helper()
+	var n int
+	if err := db.pool.QueryRow(context.Background(), "SELECT COUNT(*) FROM module_migrations WHERE module = $1", module).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCoreMigrationsAreNumberedAsOnSQLite: the engine's migrations have the same
+// numbers on both drivers.
+func TestCoreMigrationsAreNumberedAsOnSQLite(t *testing.T) {
+	ms, err := coreMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := migration.Load(os.DirFS("../sqlite"), "migrations", "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := migration.Versions(ms), migration.Versions(lite); !slices.Equal(a, b) || len(a) == 0 {
+		t.Errorf("PostgreSQL migrations %v, SQLite ones %v", a, b)
+	}
+}
+
 func TestMigrations(t *testing.T) {
 	ctx := context.Background()
-	ms, err := migrations()
+	ms, err := coreMigrations()
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("migrations: %d, %v", len(ms), err)
 	}
@@ -120,7 +158,7 @@ func TestMigrations(t *testing.T) {
 		storetest.Write(t, db, func(tx store.Tx) error { return tx.PutSetting(ctx, "k", "v") })
 		db.Close()
 		for i := 0; i < 2; i++ {
-			db, err := Open(ctx, url)
+			db, err := Open(ctx, url, testModule("extra"))
 			if err != nil {
 				t.Fatalf("reopen %d: %v", i, err)
 			}
@@ -128,24 +166,27 @@ func TestMigrations(t *testing.T) {
 			if err != nil || v != latest {
 				t.Errorf("SchemaVersion %d, %v; want %d", v, err, latest)
 			}
-			var n int
-			db.pool.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n)
-			if n != len(ms) {
-				t.Errorf("schema_migrations has %d rows, want %d", n, len(ms))
+			if n := migrationRows(t, db, store.CoreModule); n != len(ms) {
+				t.Errorf("module_migrations has %d engine rows, want %d", n, len(ms))
+			}
+			if n := migrationRows(t, db, "extra"); n != 1 {
+				t.Errorf("module_migrations has %d rows of the module, want 1", n)
 			}
 			db.Close()
 		}
 	})
 	t.Run("newer schema is refused", func(t *testing.T) {
-		db, url := openTemp(t)
-		if _, err := db.pool.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)", latest+1); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		_, err := Open(ctx, url)
-		want := fmt.Sprintf("database schema version %d is newer than this binary supports (%d)", latest+1, latest)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Open: %v, want %q", err, want)
+		for _, module := range []string{store.CoreModule, "extra"} {
+			db, url := openTemp(t)
+			if _, err := db.pool.Exec(ctx, "INSERT INTO module_migrations (module, version, applied_at) VALUES ($1, $2, 0)", module, latest+1); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			_, err := Open(ctx, url, testModule("extra"))
+			want := "module " + module + ": database schema version"
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "is newer than this binary supports") {
+				t.Errorf("Open: %v, want %q", err, want)
+			}
 		}
 	})
 	t.Run("concurrent first starts apply each migration once", func(t *testing.T) {
@@ -157,7 +198,7 @@ func TestMigrations(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				db, err := Open(ctx, url)
+				db, err := Open(ctx, url, testModule("extra"))
 				if err != nil {
 					errs <- err
 					return
@@ -170,14 +211,16 @@ func TestMigrations(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		db, err := Open(ctx, url)
+		db, err := Open(ctx, url, testModule("extra"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		var n int
-		if err := db.pool.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(ms) {
-			t.Errorf("schema_migrations has %d rows (%v), want %d", n, err, len(ms))
+		if n := migrationRows(t, db, store.CoreModule); n != len(ms) {
+			t.Errorf("module_migrations has %d engine rows, want %d", n, len(ms))
+		}
+		if n := migrationRows(t, db, "extra"); n != 1 {
+			t.Errorf("module_migrations has %d rows of the module, want 1", n)
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 type tx struct {
 	tx       pgx.Tx
 	writable bool
+	modules  []store.Module // the modules the database was opened with
 }
 
 var errReadOnly = errors.New("postgres: write in a read-only transaction")
@@ -59,10 +60,7 @@ func isUnique(err error) bool {
 	return errors.As(err, &e) && e.Code == "23505"
 }
 
-const (
-	entityColumns = rowscan.EntityColumns
-	tokenColumns  = rowscan.TokenColumns
-)
+const entityColumns = rowscan.EntityColumns
 
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row pgx.Row
@@ -170,9 +168,10 @@ WHERE id = $8 AND version = $9`,
 		"The entity has been modified by another user. Please refresh and retry.")
 }
 
-// Remove deletes an entity row, its version snapshots, its search document, its
-// time-series points and every relation from or to it. It is ENotFound when there was no entity row (the rest is
-// still deleted in the transaction).
+// Remove deletes an entity row, its version snapshots, its search document, every
+// relation from or to it and the modules' rows about it (Module.OnRemove). It is
+// ENotFound when there was no entity row (the rest is still deleted in the
+// transaction).
 func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
@@ -186,8 +185,13 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if _, err := t.tx.Exec(ctx, "DELETE FROM search_docs WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: remove search document: %w", err)
 	}
-	if _, err := t.tx.Exec(ctx, "DELETE FROM points WHERE entity_id = $1", id); err != nil {
-		return fmt.Errorf("postgres: remove points: %w", err)
+	for _, m := range t.modules {
+		if m.OnRemove == nil {
+			continue
+		}
+		if err := m.OnRemove(ctx, t.SQL(), id); err != nil {
+			return fmt.Errorf("postgres: remove module %s rows: %w", m.Name, err)
+		}
 	}
 	tag, err := t.tx.Exec(ctx, "DELETE FROM entities WHERE id = $1", id)
 	if err != nil {
@@ -490,63 +494,6 @@ FROM change_events WHERE seq > ` + args.add(q.After) + ` AND ts >= ` + args.add(
 	out, err := rowscan.All(rows, rowscan.Event)
 	if err != nil {
 		return nil, rowscan.Wrap("postgres", "events", err)
-	}
-	return out, nil
-}
-
-// PutToken stores a new token. A duplicate id or hash is EConflict.
-func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
-	if err := t.write(); err != nil {
-		return err
-	}
-	tag, err := t.tx.Exec(ctx, "INSERT INTO tokens ("+tokenColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-		tk.ID, tk.Hash, tk.UserName, tk.Name, tk.TokenType, tk.CreatedAt, tk.ExpiresAt, tk.Revoked)
-	if err == nil && tag.RowsAffected() == 0 || isUnique(err) {
-		return meridian.Errorf(meridian.EConflict, "Token already exists")
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: put token: %w", err)
-	}
-	return nil
-}
-
-// TokenByHash finds a token by its hash. The message does not repeat the hash.
-func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	tk, err := rowscan.Token(t.tx.QueryRow(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE hash = $1", hash))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("postgres: token by hash: %w", err)
-	}
-	return tk, nil
-}
-
-func (t *tx) RevokeToken(ctx context.Context, id string) error {
-	if err := t.write(); err != nil {
-		return err
-	}
-	tag, err := t.tx.Exec(ctx, "UPDATE tokens SET revoked = true WHERE id = $1", id)
-	if err != nil {
-		return fmt.Errorf("postgres: revoke token: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return meridian.NotFound("token", id)
-	}
-	return nil
-}
-
-// Tokens lists a user's tokens, oldest first.
-func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
-	rows, err := t.tx.Query(ctx,
-		"SELECT "+tokenColumns+" FROM tokens WHERE user_name = $1 ORDER BY created_at, id", userName)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: tokens: %w", err)
-	}
-	defer rows.Close()
-	out, err := rowscan.All(rows, rowscan.Token)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: tokens: %w", err)
 	}
 	return out, nil
 }

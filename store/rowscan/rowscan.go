@@ -110,26 +110,6 @@ func Relation(s Scanner) (store.Relation, error) {
 	return r, err
 }
 
-// PointColumns are the points columns Point reads.
-const PointColumns = "series, entity_id, ts, doc"
-
-// Point reads PointColumns.
-func Point(s Scanner) (store.Point, error) {
-	var p store.Point
-	err := s.Scan(&p.Series, &p.EntityID, &p.Timestamp, &p.Doc)
-	return p, err
-}
-
-// TokenColumns are the tokens columns Token reads.
-const TokenColumns = "id, hash, user_name, name, token_type, created_at, expires_at, revoked"
-
-// Token reads TokenColumns.
-func Token(s Scanner) (store.Token, error) {
-	var tk store.Token
-	err := s.Scan(&tk.ID, &tk.Hash, &tk.UserName, &tk.Name, &tk.TokenType, &tk.CreatedAt, &tk.ExpiresAt, &tk.Revoked)
-	return tk, err
-}
-
 // SearchHit reads a hit's id, kind, FQN, source document and score, in that order.
 func SearchHit(s Scanner) (search.Hit, error) {
 	var h search.Hit

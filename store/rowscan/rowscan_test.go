@@ -104,7 +104,7 @@ func TestEventRoundTrip(t *testing.T) {
 }
 
 func TestAllIsNeverNil(t *testing.T) {
-	got, err := All(&fakeRows{}, Token)
+	got, err := All(&fakeRows{}, Relation)
 	if err != nil || got == nil || len(got) != 0 {
 		t.Errorf("got %#v, %v", got, err)
 	}

@@ -5,13 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
+	"maps"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/migration"
 )
 
 // SQL returns the module seam of the transaction.
@@ -26,9 +25,18 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if err := m.t.write(); err != nil {
 		return 0, err
 	}
-	res, err := m.t.tx.ExecContext(ctx, numbered(query), args...)
+	var (
+		res sql.Result
+		err error
+	)
+	q := numbered(query)
+	if st := m.t.moduleStmt(ctx, q); st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = m.t.tx.ExecContext(ctx, q, args...)
+	}
 	if isUnique(err) {
-		return 0, meridian.Errorf(meridian.EConflict, "Entity already exists")
+		return 0, meridian.Errorf(meridian.EConflict, "Row already exists")
 	}
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %w", err)
@@ -37,7 +45,16 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
-	rows, err := m.t.tx.QueryContext(ctx, numbered(query), args...)
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	q := numbered(query)
+	if st := m.t.moduleStmt(ctx, q); st != nil {
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = m.t.tx.QueryContext(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
@@ -45,7 +62,11 @@ func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.
 }
 
 func (m moduleSQL) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
-	return sqlRow{m.t.tx.QueryRowContext(ctx, numbered(query), args...)}
+	q := numbered(query)
+	if st := m.t.moduleStmt(ctx, q); st != nil {
+		return sqlRow{st.QueryRowContext(ctx, args...)}
+	}
+	return sqlRow{m.t.tx.QueryRowContext(ctx, q, args...)}
 }
 
 type sqlRows struct{ *sql.Rows }
@@ -65,79 +86,108 @@ func (r sqlRow) Scan(dest ...any) error {
 	return nil
 }
 
-// dollar matches PostgreSQL-style numbered placeholders.
-var dollar = regexp.MustCompile(`\$([0-9]+)`)
-
-// rewritten caches the SQLite text of each module statement: its $N placeholders become
-// ?N, which SQLite binds to the N-th argument.
-var rewritten sync.Map
-
+// numbered returns the SQLite text of a module statement: each $N placeholder becomes
+// ?N, which SQLite binds to the N-th argument, so a number may repeat and come in any
+// order.
 func numbered(q string) string {
-	if s, ok := rewritten.Load(q); ok {
-		return s.(string)
+	b := []byte(q)
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '$' && b[i+1] >= '0' && b[i+1] <= '9' {
+			b[i] = '?'
+		}
 	}
-	s := dollar.ReplaceAllString(q, "?$1")
-	rewritten.Store(q, s)
-	return s
+	return string(b)
 }
 
-// migrateModules applies each module's migrations the database lacks, each in its own
-// BEGIN IMMEDIATE transaction recorded in module_migrations under the module's name.
-// A module whose applied version is newer than its newest migration is refused.
-func migrateModules(ctx context.Context, w *sql.DB, modules []store.Module) error {
-	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS module_migrations (
-    module     TEXT    NOT NULL,
-    version    INTEGER NOT NULL,
-    applied_at INTEGER NOT NULL,
-    PRIMARY KEY (module, version)
-)`); err != nil {
-		return fmt.Errorf("sqlite: migrate modules: %w", err)
-	}
-	for _, mod := range modules {
-		ms, err := migration.Load(mod.Migrations, "sqlite", "sqlite: module "+mod.Name)
-		if err != nil {
-			return err
-		}
-		var current int
-		if err := w.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM module_migrations WHERE module = ?",
-			mod.Name).Scan(&current); err != nil {
-			return fmt.Errorf("sqlite: module %s: %w", mod.Name, err)
-		}
-		if err := migration.CheckCurrent("sqlite: module "+mod.Name, current, migration.Latest(ms)); err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if err := applyModule(ctx, w, mod.Name, m); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// maxModuleStmts bounds the module statements a pool keeps prepared; beyond it they
+// run unprepared, so modules that build SQL text cost no unbounded memory.
+const maxModuleStmts = 256
+
+// moduleStmts prepares the module statements one pool runs, once each, as the fixed
+// statements are (stmts.go): modernc.org/sqlite parses an unprepared statement at every
+// call, which costs as much as a small indexed query (a token lookup on every request).
+// Modules do not list their statements, and a pool cannot prepare inside a transaction
+// (the writer's one connection is the transaction's), so the first run of a statement
+// is unprepared and queues it; the next Begin on the pool prepares the queue before it
+// takes its connection.
+type moduleStmts struct {
+	db       *sql.DB
+	prepared atomic.Pointer[map[string]*sql.Stmt] // replaced, never changed
+	queued   atomic.Bool
+
+	mu    sync.Mutex // guards queue and the replacement of prepared
+	queue map[string]bool
 }
 
-func applyModule(ctx context.Context, w *sql.DB, module string, m migration.File) error {
-	t, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: module %s migration %s: %w", module, m.Name, err)
-	}
-	defer t.Rollback()
-	var n int
-	if err := t.QueryRowContext(ctx, "SELECT COUNT(*) FROM module_migrations WHERE module = ? AND version = ?",
-		module, m.Version).Scan(&n); err != nil {
-		return fmt.Errorf("sqlite: module %s migration %s: %w", module, m.Name, err)
-	}
-	if n > 0 {
+func newModuleStmts(db *sql.DB) *moduleStmts {
+	m := &moduleStmts{db: db}
+	m.prepared.Store(&map[string]*sql.Stmt{})
+	return m
+}
+
+// moduleStmt returns the pool's prepared statement for q bound to the transaction, or
+// nil after queueing q for the next Begin.
+func (t *tx) moduleStmt(ctx context.Context, q string) *sql.Stmt {
+	m := t.modStmts
+	if m == nil {
 		return nil
 	}
-	if _, err := t.ExecContext(ctx, m.SQL); err != nil {
-		return fmt.Errorf("sqlite: module %s migration %s: %w", module, m.Name, err)
+	if st := (*m.prepared.Load())[q]; st != nil {
+		return t.tx.StmtContext(ctx, st)
 	}
-	if _, err := t.ExecContext(ctx, "INSERT INTO module_migrations (module, version, applied_at) VALUES (?, ?, ?)",
-		module, m.Version, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("sqlite: module %s migration %s: %w", module, m.Name, err)
+	m.mu.Lock()
+	if len(*m.prepared.Load())+len(m.queue) < maxModuleStmts {
+		if m.queue == nil {
+			m.queue = map[string]bool{}
+		}
+		m.queue[q] = true
+		m.queued.Store(true)
 	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("sqlite: module %s migration %s: %w", module, m.Name, err)
-	}
+	m.mu.Unlock()
 	return nil
+}
+
+// prepareQueued prepares the queued statements on the pool. Call it outside any
+// transaction of the pool. A statement that fails to prepare runs unprepared and is
+// queued again at its next run.
+func (m *moduleStmts) prepareQueued(ctx context.Context) {
+	if !m.queued.Load() {
+		return
+	}
+	m.mu.Lock()
+	queue := m.queue
+	m.queue = nil
+	m.queued.Store(false)
+	m.mu.Unlock()
+
+	fresh := map[string]*sql.Stmt{}
+	for q := range queue {
+		if st, err := m.db.PrepareContext(ctx, q); err == nil {
+			fresh[q] = st
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := maps.Clone(*m.prepared.Load())
+	for q, st := range fresh {
+		if next[q] != nil || len(next) >= maxModuleStmts {
+			st.Close()
+			continue
+		}
+		next[q] = st
+	}
+	m.prepared.Store(&next)
+}
+
+// close closes the prepared module statements.
+func (m *moduleStmts) close() error {
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range *m.prepared.Load() {
+		errs = append(errs, st.Close())
+	}
+	m.prepared.Store(&map[string]*sql.Stmt{})
+	return errors.Join(errs...)
 }

@@ -9,8 +9,10 @@
 // which WAL lets run beside the writer. Each pool prepares the driver's fixed
 // statements once (stmts.go), so transactions do not parse their SQL again.
 //
-// The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …),
-// each applied in its own transaction and recorded in schema_migrations.
+// The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …)
+// and by the migrations of the store.Modules the file is opened with, each applied in
+// its own transaction and recorded in module_migrations (migrate.go). Module statements
+// run through Tx.SQL and are prepared once per pool too (module.go).
 package sqlite
 
 import (
@@ -24,12 +26,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/meridian-catalog/meridian/store"
-	"github.com/meridian-catalog/meridian/store/migration"
 )
 
 // readers is the size of the read-only connection pool.
@@ -51,14 +51,20 @@ type DB struct {
 	// The fixed statements, prepared once per pool: every one on the writer, the
 	// reads on the readers.
 	writerStmts, readerStmts *stmts
+	// The module statements each pool has run, prepared once.
+	writerModStmts, readerModStmts *moduleStmts
+
+	modules []store.Module
 }
 
 var _ store.Driver = (*DB)(nil)
 
 // Open opens the catalog file at path, creating it and its parent directory when
 // missing, and brings its schema up to date. It fails when the file was written by a
-// newer Meridian whose schema this binary does not know. Each module's migrations are
-// applied after the engine's own.
+// newer Meridian whose schema this binary does not know, and when a module is
+// malformed (no name, a taken name, migrations numbered differently on the two
+// drivers). Each module's migrations are applied after the engine's own; a file made
+// by a release before the module seam is adopted (migrate.go).
 func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: %q is not a database file path", path)
@@ -90,16 +96,12 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
 
-	db := &DB{path: path, writer: writer}
+	db := &DB{path: path, writer: writer, modules: modules, writerModStmts: newModuleStmts(writer)}
 	if err := db.checkWAL(ctx); err != nil {
 		writer.Close()
 		return nil, err
 	}
-	if err := migrate(ctx, writer); err != nil {
-		writer.Close()
-		return nil, err
-	}
-	if err := migrateModules(ctx, writer, modules); err != nil {
+	if err := migrate(ctx, writer, modules); err != nil {
 		writer.Close()
 		return nil, err
 	}
@@ -138,6 +140,7 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 		return nil, err
 	}
 	db.reader = reader
+	db.readerModStmts = newModuleStmts(reader)
 	return db, nil
 }
 
@@ -165,25 +168,34 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 	var (
 		t   *sql.Tx
 		st  *stmts
+		mst *moduleStmts
 		err error
 	)
 	if writable {
+		mst = db.writerModStmts
+		mst.prepareQueued(ctx)
 		t, err = db.writer.BeginTx(ctx, nil)
 		st = db.writerStmts
 	} else {
+		mst = db.readerModStmts
+		mst.prepareQueued(ctx)
 		t, err = db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		st = db.readerStmts
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &tx{tx: t, writable: writable, stmts: st}, nil
+	return &tx{tx: t, writable: writable, stmts: st, modules: db.modules, modStmts: mst}, nil
 }
+
+// Modules returns the modules the database was opened with.
+func (db *DB) Modules() []store.Module { return db.modules }
 
 // Close closes both connection pools.
 func (db *DB) Close() error {
 	var errs []error
-	errs = append(errs, db.readerStmts.close(), db.writerStmts.close())
+	errs = append(errs, db.readerStmts.close(), db.writerStmts.close(),
+		db.readerModStmts.close(), db.writerModStmts.close())
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}
@@ -193,81 +205,12 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
-// SchemaVersion returns the newest migration applied to the database.
+// SchemaVersion returns the newest of the engine's own migrations applied to the
+// database.
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
-	return schemaVersion(ctx, db.reader)
+	return moduleVersion(ctx, db.reader, store.CoreModule)
 }
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func schemaVersion(ctx context.Context, q querier) (int, error) {
-	var v int
-	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v); err != nil {
-		return 0, fmt.Errorf("sqlite: schema version: %w", err)
-	}
-	return v, nil
-}
-
-// migrations returns the embedded migrations in version order. A file is named
-// NNNN_description.sql.
-func migrations() ([]migration.File, error) {
-	return migration.Load(migrationFiles, "migrations", "sqlite")
-}
-
-// migrate applies every embedded migration the database lacks, each in its own
-// BEGIN IMMEDIATE transaction, so two processes opening the same new file at once
-// apply each migration exactly once.
-func migrate(ctx context.Context, w *sql.DB) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	latest := migration.Latest(ms)
-	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER NOT NULL PRIMARY KEY,
-    applied_at INTEGER NOT NULL
-)`); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
-	}
-	current, err := schemaVersion(ctx, w)
-	if err != nil {
-		return err
-	}
-	if err := migration.CheckCurrent("sqlite", current, latest); err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if err := apply(ctx, w, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func apply(ctx context.Context, w *sql.DB, m migration.File) error {
-	t, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-	}
-	defer t.Rollback()
-	var n int
-	if err := t.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.Version).Scan(&n); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	if _, err := t.ExecContext(ctx, m.SQL); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-	}
-	if _, err := t.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-		m.Version, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -16,7 +17,7 @@ import (
 	"github.com/meridian-catalog/meridian/store/storetest"
 )
 
-// The driver contract (rows, lists, versions, relations, events, tokens, settings,
+// The driver contract (rows, lists, versions, relations, events, settings,
 // search, transactions, concurrent writers, reopening) runs on SQLite in
 // store/storetest (TestSQLiteDriver). What is here is SQLite's own: pragmas, the
 // query_only reader pool, BEGIN IMMEDIATE, migrations and path checks.
@@ -72,9 +73,28 @@ func TestPragmas(t *testing.T) {
 	}
 }
 
+// testModule is a module with one table, numbered alike on both drivers.
+func testModule(name string) store.Module {
+	sql := []byte("CREATE TABLE " + name + "_rows (id TEXT NOT NULL PRIMARY KEY);")
+	return store.Module{Name: name, Migrations: fstest.MapFS{
+		"sqlite/0001_rows.sql":   {Data: sql},
+		"postgres/0001_rows.sql": {Data: sql},
+	}}
+}
+
+// migrationRows counts the rows module_migrations records for module.
+func migrationRows(t *testing.T, db *DB, module string) int {
+	t.Helper()
+	var n int
+	if err := db.reader.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM module_migrations WHERE module = ?", module).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestMigrations(t *testing.T) {
 	ctx := context.Background()
-	ms, err := migrations()
+	ms, err := coreMigrations()
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("migrations: %d, %v", len(ms), err)
 	}
@@ -85,7 +105,7 @@ func TestMigrations(t *testing.T) {
 		storetest.Write(t, db, func(tx store.Tx) error { return tx.PutSetting(ctx, "k", "v") })
 		db.Close()
 		for i := 0; i < 2; i++ {
-			db, err := Open(ctx, path)
+			db, err := Open(ctx, path, testModule("extra"))
 			if err != nil {
 				t.Fatalf("reopen %d: %v", i, err)
 			}
@@ -93,24 +113,43 @@ func TestMigrations(t *testing.T) {
 			if err != nil || v != latest {
 				t.Errorf("SchemaVersion %d, %v; want %d", v, err, latest)
 			}
-			var n int
-			db.reader.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n)
-			if n != len(ms) {
-				t.Errorf("schema_migrations has %d rows, want %d", n, len(ms))
+			if n := migrationRows(t, db, store.CoreModule); n != len(ms) {
+				t.Errorf("module_migrations has %d engine rows, want %d", n, len(ms))
+			}
+			if n := migrationRows(t, db, "extra"); n != 1 {
+				t.Errorf("module_migrations has %d rows of the module, want 1", n)
 			}
 			db.Close()
 		}
 	})
 	t.Run("newer schema is refused", func(t *testing.T) {
-		db, path := openTemp(t)
-		if _, err := db.writer.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)", latest+1); err != nil {
-			t.Fatal(err)
+		for _, module := range []string{store.CoreModule, "extra"} {
+			db, path := openTemp(t)
+			if _, err := db.writer.ExecContext(ctx, "INSERT INTO module_migrations (module, version, applied_at) VALUES (?, ?, 0)", module, latest+1); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			_, err := Open(ctx, path, testModule("extra"))
+			want := "module " + module + ": database schema version"
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "is newer than this binary supports") {
+				t.Errorf("Open: %v, want %q", err, want)
+			}
 		}
-		db.Close()
-		_, err := Open(ctx, path)
-		want := fmt.Sprintf("database schema version %d is newer than this binary supports (%d)", latest+1, latest)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Open: %v, want %q", err, want)
+	})
+	t.Run("malformed modules are refused", func(t *testing.T) {
+		mismatched := testModule("odd")
+		mismatched.Migrations = fstest.MapFS{"sqlite/0001_a.sql": {Data: []byte("SELECT 1;")}, "postgres/0002_a.sql": {Data: []byte("SELECT 1;")}}
+		for name, modules := range map[string][]store.Module{
+			"no name":            {testModule("")},
+			"a taken name":       {testModule("a"), testModule("a")},
+			"the engine's name":  {testModule(store.CoreModule)},
+			"numbered unalike":   {mismatched},
+			"without migrations": {{Name: "bare"}},
+		} {
+			if db, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"), modules...); err == nil {
+				db.Close()
+				t.Errorf("%s: Open accepted %v", name, modules)
+			}
 		}
 	})
 	t.Run("path with a question mark is refused", func(t *testing.T) {
@@ -160,5 +199,50 @@ func TestFixedStatementsArePreparedPerPool(t *testing.T) {
 		if got := db.readerStmts[id] != nil; got != (id < firstWrite) {
 			t.Errorf("reader prepared %q: %v, want %v", stmtSQL[id], got, id < firstWrite)
 		}
+	}
+}
+
+// TestModuleStatementsArePreparedOnce: a module statement runs unprepared once, is
+// prepared on its pool by the next Begin and bound from then on; a pool keeps at most
+// maxModuleStmts of them.
+func TestModuleStatementsArePreparedOnce(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "catalog.db"), testModule("extra"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func(q string) {
+		t.Helper()
+		tx, err := db.Begin(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var n int
+		if err := tx.SQL().QueryRow(ctx, q, "x").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s: %d, %v", q, n, err)
+		}
+	}
+	const q = "SELECT COUNT(*) FROM extra_rows WHERE id = $1"
+	prepared := func() map[string]*sql.Stmt { return *db.readerModStmts.prepared.Load() }
+	count(q)
+	if len(prepared()) != 0 {
+		t.Fatalf("prepared before a Begin: %v", prepared())
+	}
+	count(q)
+	count(q)
+	if st := prepared()[numbered(q)]; st == nil || len(prepared()) != 1 {
+		t.Fatalf("prepared after the next Begin: %v", prepared())
+	}
+	if len(*db.writerModStmts.prepared.Load()) != 0 {
+		t.Error("a read prepared on the writer pool")
+	}
+	for i := 0; i < maxModuleStmts+10; i++ {
+		count(fmt.Sprintf("SELECT COUNT(*) + %d - %d FROM extra_rows WHERE id = $1", i, i))
+	}
+	count(q)
+	if n := len(prepared()); n != maxModuleStmts {
+		t.Errorf("%d statements prepared, want at most %d", n, maxModuleStmts)
 	}
 }

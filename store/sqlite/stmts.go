@@ -40,16 +40,7 @@ const (
 	_
 	stmtEvents
 	stmtEventsLimit
-	stmtTokenByHash
-	stmtTokens
 	stmtSetting
-	// stmtPoints is the first of four variants: stmtPoints + the mask of pointsTo and
-	// pointsLimit.
-	stmtPoints
-	_
-	_
-	_
-	stmtLatestPoint
 	// stmtRelated is the first of 2*relatedPrepared variants; see relatedStmt.
 	stmtRelated
 )
@@ -62,20 +53,15 @@ const (
 	stmtRemoveVersions
 	stmtRemoveRelations
 	stmtRemoveSearch
-	stmtRemovePoints
 	stmtRemoveEntity
 	stmtPutVersion
 	stmtRelate
 	stmtUnrelate
 	stmtAppendEvent
-	stmtPutToken
-	stmtRevokeToken
 	stmtPutSetting
 	stmtIndexDoc
 	stmtIndexDeleteFTS
 	stmtIndexInsertFTS
-	stmtPutPoint
-	stmtDeleteSeriesPoints
 
 	numStmts
 )
@@ -83,16 +69,11 @@ const (
 // firstWrite is the first statement only the writer prepares.
 const firstWrite = stmtInsert
 
-// Variant bits of stmtRelations and stmtPoints.
+// Variant bits of stmtRelations.
 const (
 	relFrom = 1 << iota
 	relTo
 	relType
-)
-
-const (
-	pointsTo = 1 << iota
-	pointsLimit
 )
 
 // relatedPrepared is how many relation types Related runs a prepared statement for
@@ -123,14 +104,7 @@ var stmtSQL = func() [numStmts]string {
 	}
 	s[stmtEvents] = eventsSQL + " ORDER BY seq"
 	s[stmtEventsLimit] = eventsSQL + " ORDER BY seq LIMIT ?"
-	s[stmtTokenByHash] = "SELECT " + tokenColumns + " FROM tokens WHERE hash = ?"
-	s[stmtTokens] = "SELECT " + tokenColumns + " FROM tokens WHERE user_name = ? ORDER BY created_at, id"
 	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
-	for mask := 0; mask < 4; mask++ {
-		s[stmtPoints+stmtID(mask)] = pointsSQL(mask)
-	}
-	s[stmtLatestPoint] = `SELECT ` + rowscan.PointColumns + ` FROM points
-WHERE series = ? AND entity_id = ? ORDER BY ts DESC LIMIT 1`
 	for n := 1; n <= relatedPrepared; n++ {
 		s[relatedStmt(n, false)] = relatedSQL(n, false)
 		s[relatedStmt(n, true)] = relatedSQL(n, true)
@@ -144,7 +118,6 @@ WHERE id = ? AND version = ?`
 	s[stmtRemoveVersions] = "DELETE FROM entity_versions WHERE id = ?"
 	s[stmtRemoveRelations] = "DELETE FROM relations WHERE from_id = ? OR to_id = ?"
 	s[stmtRemoveSearch] = "DELETE FROM search_docs WHERE id = ?"
-	s[stmtRemovePoints] = "DELETE FROM points WHERE entity_id = ?" // also DeletePoints of every series
 	s[stmtRemoveEntity] = "DELETE FROM entities WHERE id = ?"
 	s[stmtPutVersion] = `INSERT INTO entity_versions (id, version, doc) VALUES (?, ?, ?)
 ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`
@@ -157,8 +130,6 @@ SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.d
 (id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
  change_description, entity, recursive)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	s[stmtPutToken] = "INSERT INTO tokens (" + tokenColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-	s[stmtRevokeToken] = "UPDATE tokens SET revoked = 1 WHERE id = ?"
 	s[stmtPutSetting] = `INSERT INTO settings (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	s[stmtIndexDoc] = `INSERT INTO search_docs
@@ -170,9 +141,6 @@ ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_wo
 RETURNING seq`
 	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
 	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"
-	s[stmtPutPoint] = `INSERT INTO points (series, entity_id, ts, doc) VALUES (?, ?, ?, ?)
-ON CONFLICT (series, entity_id, ts) DO UPDATE SET doc = excluded.doc`
-	s[stmtDeleteSeriesPoints] = "DELETE FROM points WHERE series = ? AND entity_id = ?"
 	return s
 }()
 
@@ -212,21 +180,6 @@ WHERE ` + self + " = ? AND r.type IN (?" + strings.Repeat(", ?", n-1) + ") ORDER
 // eventsSQL is the Events query before its entity-type filter, order and limit.
 const eventsSQL = `SELECT ` + rowscan.EventColumns + `
 FROM change_events WHERE seq > ? AND ts >= ?`
-
-// pointsSQL is the Points query with an upper bound (pointsTo) and a limit
-// (pointsLimit) as mask says; the values bind in the order series, entity, from, to,
-// limit.
-func pointsSQL(mask int) string {
-	query := "SELECT " + rowscan.PointColumns + " FROM points WHERE series = ? AND entity_id = ? AND ts >= ?"
-	if mask&pointsTo != 0 {
-		query += " AND ts <= ?"
-	}
-	query += " ORDER BY ts DESC"
-	if mask&pointsLimit != 0 {
-		query += " LIMIT ?"
-	}
-	return query
-}
 
 // stmts are the prepared statements of one pool; a nil entry is not prepared there.
 type stmts [numStmts]*sql.Stmt

@@ -26,6 +26,8 @@ type tx struct {
 	writable bool
 	stmts    *stmts              // the pool's prepared statements
 	bound    [numStmts]*sql.Stmt // those bound to this transaction so far
+	modules  []store.Module      // the modules the database was opened with
+	modStmts *moduleStmts        // the pool's prepared module statements
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -75,10 +77,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const (
-	entityColumns = rowscan.EntityColumns
-	tokenColumns  = rowscan.TokenColumns
-)
+const entityColumns = rowscan.EntityColumns
 
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row *sql.Row
@@ -157,9 +156,10 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 		"The entity has been modified by another user. Please refresh and retry.")
 }
 
-// Remove deletes an entity row, its version snapshots, its search document, its
-// time-series points and every relation from or to it. It is ENotFound when there was no entity row (the snapshots and relations are
-// still deleted in the transaction).
+// Remove deletes an entity row, its version snapshots, its search document, every
+// relation from or to it and the modules' rows about it (Module.OnRemove). It is
+// ENotFound when there was no entity row (the rest is still deleted in the
+// transaction).
 func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
@@ -173,8 +173,13 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: remove search document: %w", err)
 	}
-	if _, err := t.exec(ctx, stmtRemovePoints, id); err != nil {
-		return fmt.Errorf("sqlite: remove points: %w", err)
+	for _, m := range t.modules {
+		if m.OnRemove == nil {
+			continue
+		}
+		if err := m.OnRemove(ctx, t.SQL(), id); err != nil {
+			return fmt.Errorf("sqlite: remove module %s rows: %w", m.Name, err)
+		}
 	}
 	res, err := t.exec(ctx, stmtRemoveEntity, id)
 	if err != nil {
@@ -475,66 +480,6 @@ func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeE
 	out, err := rowscan.All(rows, rowscan.Event)
 	if err != nil {
 		return nil, rowscan.Wrap("sqlite", "events", err)
-	}
-	return out, nil
-}
-
-// PutToken stores a new token. A duplicate id or hash is EConflict.
-func (t *tx) PutToken(ctx context.Context, tk store.Token) error {
-	if err := t.write(); err != nil {
-		return err
-	}
-	_, err := t.exec(ctx, stmtPutToken,
-		tk.ID, tk.Hash, tk.UserName, tk.Name, tk.TokenType, tk.CreatedAt, tk.ExpiresAt, boolInt(tk.Revoked))
-	if isUnique(err) {
-		return meridian.Errorf(meridian.EConflict, "Token already exists")
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite: put token: %w", err)
-	}
-	return nil
-}
-
-// TokenByHash finds a token by its hash. The message does not repeat the hash.
-func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, error) {
-	tk, err := rowscan.Token(t.queryRow(ctx, stmtTokenByHash, hash))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Token{}, meridian.Errorf(meridian.ENotFound, "token not found")
-	}
-	if err != nil {
-		return store.Token{}, fmt.Errorf("sqlite: token by hash: %w", err)
-	}
-	return tk, nil
-}
-
-func (t *tx) RevokeToken(ctx context.Context, id string) error {
-	if err := t.write(); err != nil {
-		return err
-	}
-	res, err := t.exec(ctx, stmtRevokeToken, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: revoke token: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite: revoke token: %w", err)
-	}
-	if n == 0 {
-		return meridian.NotFound("token", id)
-	}
-	return nil
-}
-
-// Tokens lists a user's tokens, oldest first.
-func (t *tx) Tokens(ctx context.Context, userName string) ([]store.Token, error) {
-	rows, err := t.query(ctx, stmtTokens, userName)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: tokens: %w", err)
-	}
-	defer rows.Close()
-	out, err := rowscan.All(rows, rowscan.Token)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
 	return out, nil
 }

@@ -48,7 +48,6 @@ func RunDriver(t *testing.T, open Open, opts DriverOptions) {
 		{"RelatedJoinsLiveTargetsOldestFirst", testDriverRelated},
 		{"EventsKeepOrderAndRoundTrip", testDriverEvents},
 		{"EventQueryFiltersBySinceAndEntityType", testDriverEventFilters},
-		{"TokensAreFoundByHashListedByUserAndRevoked", testDriverTokens},
 		{"SettingsAreMissingThenOverwritten", testDriverSettings},
 		{"TransactionsCommitRollBackAndIsolate", testDriverTransactions},
 		{"ConcurrentWritersNeverFail", testDriverConcurrentWriters},
@@ -873,54 +872,6 @@ func testDriverEventFilters(t *testing.T, d *driverFixture) {
 	}
 }
 
-func testDriverTokens(t *testing.T, d *driverFixture) {
-	db, ctx := d.db, d.ctx
-	a := store.Token{ID: "tk1", Hash: "h1", UserName: "alice", Name: "ci", TokenType: "personalAccessToken", CreatedAt: 2, ExpiresAt: 99}
-	b := store.Token{ID: "tk2", Hash: "h2", UserName: "alice", Name: "bot", TokenType: "botToken", CreatedAt: 1}
-	c := store.Token{ID: "tk3", Hash: "h3", UserName: "bob", CreatedAt: 1}
-	Write(t, db, func(tx store.Tx) error {
-		for _, tk := range []store.Token{a, b, c} {
-			if err := tx.PutToken(ctx, tk); err != nil {
-				return err
-			}
-		}
-		return tx.RevokeToken(ctx, "tk1")
-	})
-	a.Revoked = true
-	Read(t, db, func(tx store.Tx) error {
-		got, err := tx.TokenByHash(ctx, "h1")
-		if err != nil || !reflect.DeepEqual(got, a) {
-			t.Errorf("TokenByHash: %+v, %v", got, err)
-		}
-		_, err = tx.TokenByHash(ctx, "nope")
-		WantCode(t, err, meridian.ENotFound)
-		list, err := tx.Tokens(ctx, "alice")
-		if err != nil || !reflect.DeepEqual(list, []store.Token{b, a}) {
-			t.Errorf("Tokens: %+v, %v", list, err)
-		}
-		if list, _ := tx.Tokens(ctx, "carol"); list == nil || len(list) != 0 {
-			t.Errorf("Tokens of a user without any: %+v", list)
-		}
-		return nil
-	})
-	tests := []struct {
-		name string
-		fn   func(tx store.Tx) error
-		code string
-	}{
-		{"revoke missing", func(tx store.Tx) error { return tx.RevokeToken(ctx, "zz") }, meridian.ENotFound},
-		{"duplicate hash", func(tx store.Tx) error { return tx.PutToken(ctx, store.Token{ID: "tk9", Hash: "h1"}) }, meridian.EConflict},
-		{"duplicate id", func(tx store.Tx) error { return tx.PutToken(ctx, store.Token{ID: "tk1", Hash: "h9"}) }, meridian.EConflict},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tx, _ := db.Begin(ctx, true)
-			defer tx.Rollback()
-			WantCode(t, tt.fn(tx), tt.code)
-		})
-	}
-}
-
 func testDriverSettings(t *testing.T, d *driverFixture) {
 	db, ctx := d.db, d.ctx
 	Read(t, db, func(tx store.Tx) error {
@@ -979,8 +930,6 @@ func testDriverTransactions(t *testing.T, d *driverFixture) {
 			"Relate":      func(tx store.Tx) error { return tx.Relate(ctx, store.Relation{FromID: "a", ToID: "b", Type: "c"}) },
 			"Unrelate":    func(tx store.Tx) error { return tx.Unrelate(ctx, store.Relation{FromID: "a", ToID: "b", Type: "c"}) },
 			"AppendEvent": func(tx store.Tx) error { return tx.AppendEvent(ctx, meridian.ChangeEvent{ID: "e"}) },
-			"PutToken":    func(tx store.Tx) error { return tx.PutToken(ctx, store.Token{ID: "t", Hash: "h"}) },
-			"RevokeToken": func(tx store.Tx) error { return tx.RevokeToken(ctx, "t") },
 			"PutSetting":  func(tx store.Tx) error { return tx.PutSetting(ctx, "k", "v") },
 		}
 		for name, fn := range writes {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -37,7 +36,7 @@ func wantRejected(t *testing.T, msg string, err error) {
 	WantMessage(t, err, msg)
 }
 
-// withPolicy replaces the fixture's engine by one with the role policy (and the schema
+// withPolicy replaces the fixture's engine by one with the owner policy (and the schema
 // validator), over the same driver.
 func (f *Fixture) withPolicy() {
 	f.T.Helper()
@@ -45,7 +44,7 @@ func (f *Fixture) withPolicy() {
 	if err != nil {
 		f.T.Fatalf("schema: %v", err)
 	}
-	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Validator: v, Policy: auth.Policy{}})
+	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Validator: v, Policy: ownerPolicy{}})
 }
 
 const (

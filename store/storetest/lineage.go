@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
-	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -260,7 +259,7 @@ func testLineageNeedsEditOnBothEnds(t *testing.T, f *Fixture) {
 	f.Create("table", `{"name":"mine","databaseSchema":"svc.db.sch","columns":[]`+owned+`}`)
 	f.Create("table", `{"name":"mine_too","databaseSchema":"svc.db.sch","columns":[]`+owned+`}`)
 	f.Create("table", `{"name":"theirs","databaseSchema":"svc.db.sch","columns":[]}`)
-	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Policy: auth.Policy{}})
+	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Policy: ownerPolicy{}})
 	_, err := f.E.AddLineage(f.Ctx, dc, edge("svc.db.sch.mine", "svc.db.sch.theirs", nil))
 	WantCode(t, err, meridian.EForbidden)
 	_, err = f.E.AddLineage(f.Ctx, dc, edge("svc.db.sch.theirs", "svc.db.sch.mine", nil))

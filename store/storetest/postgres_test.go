@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/drivertest"
 	"github.com/meridian-catalog/meridian/store/postgres"
 	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
 	"github.com/meridian-catalog/meridian/store/storetest"
@@ -44,4 +45,9 @@ func openPostgresAt(t *testing.T, url string) store.Driver {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestPostgresSeam runs the module seam's contract on PostgreSQL.
+func TestPostgresSeam(t *testing.T) {
+	storetest.RunSeam(t, drivertest.Postgres)
 }

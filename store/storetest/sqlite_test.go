@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/drivertest"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 	"github.com/meridian-catalog/meridian/store/storetest"
 )
@@ -40,4 +41,9 @@ func openSQLiteAt(t *testing.T, path string) store.Driver {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestSQLiteSeam runs the module seam's contract on SQLite.
+func TestSQLiteSeam(t *testing.T) {
+	storetest.RunSeam(t, drivertest.SQLite)
 }

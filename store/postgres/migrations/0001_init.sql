@@ -1,4 +1,6 @@
--- 0001_init: the catalog's core tables, mirroring store/sqlite's 0001_init.sql.
+-- 0001_init: the catalog's core tables, mirroring store/sqlite's 0001_init.sql. (Before
+-- the module seam this file also created tokens, now auth's, and search_docs, now
+-- 0002_search; catalogs made then are adopted as having both versions.)
 -- ids are TEXT UUIDs, timestamps BIGINT epoch milliseconds, documents JSONB, entity
 -- versions BIGINT tenths (meridian.Version: 0.1 is 1). Text keys use COLLATE "C" so
 -- list order and cursors compare bytes, as SQLite does.
@@ -60,50 +62,7 @@ CREATE TABLE change_events (
 CREATE INDEX change_events_entity ON change_events (entity_id);
 CREATE INDEX change_events_ts ON change_events (ts);
 
-CREATE TABLE tokens (
-    id         TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-    hash       TEXT COLLATE "C" NOT NULL UNIQUE,
-    user_name  TEXT COLLATE "C" NOT NULL,
-    name       TEXT    NOT NULL,
-    token_type TEXT    NOT NULL,
-    created_at BIGINT  NOT NULL,
-    expires_at BIGINT  NOT NULL DEFAULT 0,
-    revoked    BOOLEAN NOT NULL DEFAULT false
-);
-CREATE INDEX tokens_user ON tokens (user_name);
-
 CREATE TABLE settings (
     key   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
     value TEXT NOT NULL
 );
-
--- search_docs is the keyword index: one row per entity, words already split by
--- store.SearchWords. tsv weighs the name A, the display name B, the description C and
--- the column names D; the trigram index on name_words serves typo-tolerant matches.
-CREATE TABLE search_docs (
-    id                TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-    kind              TEXT COLLATE "C" NOT NULL,
-    fqn               TEXT COLLATE "C" NOT NULL,
-    name_words        TEXT    NOT NULL,
-    display_words     TEXT    NOT NULL,
-    description_words TEXT    NOT NULL,
-    column_words      TEXT    NOT NULL,
-    service           TEXT COLLATE "C" NOT NULL,
-    tags              TEXT[]  NOT NULL,
-    owners            TEXT[]  NOT NULL,
-    domains           TEXT[]  NOT NULL,
-    deleted           BOOLEAN NOT NULL,
-    source            JSONB   NOT NULL,
-    tsv               TSVECTOR GENERATED ALWAYS AS (
-        setweight(to_tsvector('simple'::regconfig, name_words), 'A') ||
-        setweight(to_tsvector('simple'::regconfig, display_words), 'B') ||
-        setweight(to_tsvector('simple'::regconfig, description_words), 'C') ||
-        setweight(to_tsvector('simple'::regconfig, column_words), 'D')
-    ) STORED
-);
-CREATE INDEX search_docs_tsv ON search_docs USING gin (tsv);
-CREATE INDEX search_docs_name_trgm ON search_docs USING gin (name_words gin_trgm_ops);
-CREATE INDEX search_docs_kind ON search_docs (kind);
-CREATE INDEX search_docs_tags ON search_docs USING gin (tags);
-CREATE INDEX search_docs_owners ON search_docs USING gin (owners);
-CREATE INDEX search_docs_domains ON search_docs USING gin (domains);

@@ -1,4 +1,6 @@
--- 0001_init: the catalog's core tables. Keep this portable: store/postgres mirrors it.
+-- 0001_init: the catalog's core tables. Keep this portable: store/postgres mirrors it,
+-- with the same migration numbers. (Before the module seam this file also created
+-- tokens, now auth's.)
 -- ids are TEXT UUIDs, timestamps INTEGER epoch milliseconds, documents TEXT JSON,
 -- entity versions INTEGER tenths (meridian.Version: 0.1 is 1).
 
@@ -55,18 +57,6 @@ CREATE TABLE change_events (
     recursive          INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX change_events_entity ON change_events (entity_id);
-
-CREATE TABLE tokens (
-    id         TEXT    NOT NULL PRIMARY KEY,
-    hash       TEXT    NOT NULL UNIQUE,
-    user_name  TEXT    NOT NULL,
-    name       TEXT    NOT NULL,
-    token_type TEXT    NOT NULL,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL DEFAULT 0,
-    revoked    INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX tokens_user ON tokens (user_name);
 
 CREATE TABLE settings (
     key   TEXT NOT NULL PRIMARY KEY,
