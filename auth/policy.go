@@ -28,7 +28,7 @@
 //     included, is EForbidden "Token scope metadata:read does not allow <op>".
 //  3. Admin may do everything.
 //  4. SeeSecrets: admins and bots only.
-//  5. Kinds user, team and bot: only admins may Create, Delete or HardDelete them.
+//  5. Account kinds (Kind.Account: user, team and bot): only admins may Create, Delete or HardDelete them.
 //     Anyone may View and Follow them. Edit is allowed to admins, to a user on their
 //     own user entity (entity id == principal id), and to the entity's owners (a team's
 //     owners may edit the team). Fields a kind marks Privileged (a user's roles and
@@ -65,13 +65,10 @@ type Policy struct{}
 
 var _ store.Policy = Policy{}
 
-// accountKinds are the kinds whose creation and deletion only admins may perform.
-var accountKinds = map[string]bool{"user": true, "team": true, "bot": true}
-
-// Authorize reports whether p may perform op on entity e of kind, whose current owners
+// Authorize reports whether p may perform op on entity e of kind k, whose current owners
 // are owners (empty on create). Errors: EUnauthorized for a nil principal, EForbidden
 // for a refusal.
-func (Policy) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+func (Policy) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
 	if p == nil {
 		return meridian.Errorf(meridian.EUnauthorized, "Missing token")
 	}
@@ -81,13 +78,13 @@ func (Policy) Authorize(p *meridian.Principal, op store.Operation, kind string, 
 	if p.IsAdmin() {
 		return nil
 	}
-	if allowed(p, op, kind, e, owners) {
+	if allowed(p, op, k, e, owners) {
 		return nil
 	}
 	return denied(p, op)
 }
 
-func allowed(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) bool {
+func allowed(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) bool {
 	switch op {
 	case store.OpView, store.OpFollow:
 		return true
@@ -96,12 +93,12 @@ func allowed(p *meridian.Principal, op store.Operation, kind string, e meridian.
 	case store.OpHardDelete:
 		return false
 	}
-	if accountKinds[kind] {
+	if k.Account {
 		if op != store.OpEdit {
 			return false
 		}
-		if kind == "user" && p.ID != "" && e.ID() == p.ID {
-			return true
+		if p.ID != "" && e.ID() == p.ID {
+			return true // a user's own entity: ids are unique across kinds
 		}
 		return owns(p, owners)
 	}
@@ -117,7 +114,7 @@ func allowed(p *meridian.Principal, op store.Operation, kind string, e meridian.
 // owns reports whether one of owners is the principal's user.
 func owns(p *meridian.Principal, owners []meridian.EntityRef) bool {
 	for _, o := range owners {
-		if o.Type != "user" {
+		if o.Type != meridian.KindUser {
 			continue
 		}
 		if (p.ID != "" && o.ID == p.ID) || (p.Name != "" && o.Name == p.Name) {

@@ -85,7 +85,7 @@ func TestPolicyMatrix(t *testing.T) {
 	for _, tt := range tests {
 		for _, op := range allOps {
 			t.Run(tt.name+"/"+string(op), func(t *testing.T) {
-				err := pol.Authorize(tt.p, op, tt.kind, tt.e, tt.owners)
+				err := pol.Authorize(tt.p, op, kind(t, tt.kind), tt.e, tt.owners)
 				if tt.allow.has(op) {
 					if err != nil {
 						t.Fatalf("refused: %v", err)
@@ -109,7 +109,7 @@ func TestPolicyMatrix(t *testing.T) {
 
 func TestPolicyRefusesMissingPrincipal(t *testing.T) {
 	for _, op := range allOps {
-		err := Policy{}.Authorize(nil, op, "table", meridian.Entity{"id": "t"}, nil)
+		err := Policy{}.Authorize(nil, op, kind(t, "table"), meridian.Entity{"id": "t"}, nil)
 		if meridian.ErrorCode(err) != meridian.EUnauthorized || err.Error() != "Missing token" {
 			t.Errorf("%s: err = %v, want unauthorized Missing token", op, err)
 		}
@@ -118,11 +118,21 @@ func TestPolicyRefusesMissingPrincipal(t *testing.T) {
 
 func TestPolicyWriteScopeIsNotReadOnly(t *testing.T) {
 	p := &meridian.Principal{Name: "bob", Roles: []string{meridian.RoleDataSteward}, Scopes: []string{meridian.ScopeRead, meridian.ScopeWrite}}
-	if err := (Policy{}).Authorize(p, store.OpEdit, "table", meridian.Entity{"id": "t"}, nil); err != nil {
+	if err := (Policy{}).Authorize(p, store.OpEdit, kind(t, "table"), meridian.Entity{"id": "t"}, nil); err != nil {
 		t.Fatalf("a read+write token was refused an edit: %v", err)
 	}
-	err := (Policy{}).Authorize(p, store.OpHardDelete, "table", meridian.Entity{"id": "t"}, nil)
+	err := (Policy{}).Authorize(p, store.OpHardDelete, kind(t, "table"), meridian.Entity{"id": "t"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "operations [HardDelete] not allowed") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// kind returns the registered kind with this name.
+func kind(t *testing.T, name string) *meridian.Kind {
+	t.Helper()
+	k, ok := meridian.DefaultRegistry().Kind(name)
+	if !ok {
+		t.Fatalf("no kind %s", name)
+	}
+	return k
 }

@@ -315,7 +315,7 @@ func testSummaries(t *testing.T, f *fixture) {
 // viewer may View anything and nothing else.
 type viewer struct{}
 
-func (viewer) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+func (viewer) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
 	if op == store.OpView || p.IsAdmin() {
 		return nil
 	}

@@ -31,7 +31,7 @@ const (
 // owns the entity, the engine asks again with the team's members added as owners. It
 // returns EForbidden (or EUnauthorized for a nil principal). auth.Policy implements it.
 type Policy interface {
-	Authorize(p *meridian.Principal, op Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error
+	Authorize(p *meridian.Principal, op Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error
 }
 
 // Sealer encrypts secrets at rest. auth.Sealer implements it with AES-256-GCM.

@@ -10,7 +10,7 @@ func (s *Entities) authorize(p *meridian.Principal, op Operation, k *meridian.Ki
 	if s.policy == nil {
 		return nil
 	}
-	return s.policy.Authorize(p, op, k.Name, e, owners)
+	return s.policy.Authorize(p, op, k, e, owners)
 }
 
 // authorizeOwned checks op on a stored entity e, whose owners are those of its full

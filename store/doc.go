@@ -165,7 +165,7 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 			}
 		}
 	}
-	if len(k.Secrets) > 0 && s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k.Name, e, nil) != nil {
+	if len(k.Secrets) > 0 && s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k, e, nil) != nil {
 		for _, field := range k.Secrets {
 			if v, ok := out[field]; ok {
 				out[field] = mapSecrets(v, "", func(string) (string, error) { return Mask, nil })

@@ -554,7 +554,7 @@ func testSecrets(t *testing.T, f *Fixture) {
 // denySecrets allows everything but seeing secrets.
 type denySecrets struct{}
 
-func (denySecrets) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+func (denySecrets) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
 	if op == store.OpSeeSecrets {
 		return meridian.Errorf(meridian.EForbidden, "no secrets")
 	}
@@ -636,7 +636,7 @@ func testPrivilegedFields(t *testing.T, f *Fixture) {
 // adminOnlyPrivileged allows everything but privileged edits by non-admins.
 type adminOnlyPrivileged struct{}
 
-func (adminOnlyPrivileged) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+func (adminOnlyPrivileged) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
 	if op == store.OpEditPrivileged && !p.IsAdmin() {
 		return meridian.Errorf(meridian.EForbidden, "privileged")
 	}

@@ -13,7 +13,7 @@ import (
 // privileged edits are the admins'.
 type ownerPolicy struct{}
 
-func (ownerPolicy) Authorize(p *meridian.Principal, op store.Operation, kind string, e meridian.Entity, owners []meridian.EntityRef) error {
+func (ownerPolicy) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
 	if p == nil {
 		return meridian.Errorf(meridian.EUnauthorized, "Missing token")
 	}
