@@ -12,8 +12,9 @@ import (
 )
 
 // eventRoutes serves the change-event outbox to admins: GET /v1/events (paged, filtered
-// by timestamp and entityType) and GET /v1/events/consumers (each outbox consumer's
-// position and backlog).
+// by timestamp and entityType; events older than the retention are pruned once every
+// consumer has handled them) and GET /v1/events/consumers (each outbox consumer's
+// position and backlog, counted by the database).
 func (s *server) eventRoutes(r chi.Router) {
 	r.Get("/api/v1/events", s.h(s.listEvents))
 	r.Get("/api/v1/events/consumers", s.h(s.eventConsumers))

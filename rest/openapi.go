@@ -61,6 +61,7 @@ func buildOpenAPI(reg *meridian.Registry, version string) ([]byte, error) {
 		d.addKind(k)
 	}
 	d.addSpecialRoutes()
+	d.addJobRoutes()
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -558,6 +559,7 @@ var errorStatuses = map[int]struct{ name, description string }{
 	412: {"PreconditionFailed", "If-Match names another version."},
 	413: {"PayloadTooLarge", "The body is larger than 16 MiB."},
 	415: {"UnsupportedMediaType", "PATCH takes application/json-patch+json."},
+	429: {"TooManyRequests", "Too many requests or jobs are waiting; try again later."},
 }
 
 func errorResponses() obj {
@@ -734,7 +736,7 @@ func (d *apiDoc) addKind(k *meridian.Kind) {
 	d.add("DELETE", p+"/name/{fqn}", op("delete"+one+"ByName", "Delete a "+k.Name+" by fully qualified name", "",
 		cat(byName, delParams), nil, responses(deleted, 400, 403, 404, 409)))
 	d.add("DELETE", p+"/async/{id}", op("delete"+one+"Async", "Delete a "+k.Name+" asynchronously", "",
-		cat(byID, delParams), nil, responses(obj{"202": resp("The delete job was accepted.", schemaRef("DeleteJob"))}, 400, 403, 404, 409)))
+		cat(byID, delParams), nil, responses(obj{"202": resp("The delete job was accepted.", schemaRef("DeleteJob"))}, 400, 403, 404, 409, 429)))
 	d.add("PUT", p+"/restore", op("restore"+one, "Restore a soft-deleted "+k.Name, "", nil,
 		jsonBody("The id of the entity to restore.", schemaRef("RestoreEntity"), true),
 		responses(obj{"200": resp("The restored entity.", entity, "Change")}, 400, 403, 404, 413)))

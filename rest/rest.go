@@ -21,6 +21,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 )
 
 // MaxBodyBytes is the largest request body accepted; a larger one is answered 413.
@@ -42,6 +43,8 @@ type Config struct {
 	// Dispatcher delivers the outbox; its consumers' positions are reported at
 	// /api/v1/events/consumers. It may be nil.
 	Dispatcher *store.Dispatcher
+	// Jobs serves GET /api/v1/jobs/{id}. It may be nil (no jobs).
+	Jobs *jobs.Service
 }
 
 type server struct {
@@ -51,6 +54,7 @@ type server struct {
 	serverVersion string
 	ready         func(context.Context) error
 	dispatcher    *store.Dispatcher
+	jobs          *jobs.Service
 	metrics       *metrics
 	mux           *chi.Mux
 }
@@ -58,7 +62,7 @@ type server struct {
 // New returns the REST API handler: /healthz and /readyz without authentication, and
 // everything under /api behind a Bearer JWT.
 func New(c Config) http.Handler {
-	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher}
+	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -82,6 +86,7 @@ func New(c Config) http.Handler {
 	// keeping them together makes the table of routes easy to read.
 	s.userRoutes(mux)
 	s.eventRoutes(mux)
+	s.jobRoutes(mux)
 	s.searchRoutes(mux)
 	s.lineageRoutes(mux)
 	s.qualityRoutes(mux)

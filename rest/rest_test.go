@@ -21,6 +21,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 )
 
@@ -30,6 +31,7 @@ type fixture struct {
 	srv   *httptest.Server
 	ents  *store.Entities
 	auth  *auth.Authority
+	jobs  *jobs.Service
 	admin string // admin token
 	ready error  // what Ready answers
 }
@@ -38,11 +40,16 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"))
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"), jobs.Module())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	js := jobs.New(db, jobs.Config{})
+	jctx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { js.Run(jctx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped })
 	v, err := schema.New()
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +58,9 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ents := store.New(store.Config{Driver: db, Registry: meridian.DefaultRegistry(), Validator: v, Policy: auth.Policy{}})
-	f := &fixture{t: t, ents: ents, auth: a}
-	f.srv = httptest.NewServer(New(Config{Entities: ents, Auth: a, Version: "test",
+	ents := store.New(store.Config{Driver: db, Registry: meridian.DefaultRegistry(), Validator: v, Policy: auth.Policy{}, Jobs: js})
+	f := &fixture{t: t, ents: ents, auth: a, jobs: js}
+	f.srv = httptest.NewServer(New(Config{Entities: ents, Auth: a, Version: "test", Jobs: js,
 		Ready: func(context.Context) error { return f.ready }}))
 	t.Cleanup(f.srv.Close)
 	f.admin = f.userToken("admin", []string{meridian.RoleAdmin}, false)

@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 	"github.com/meridian-catalog/meridian/store/postgres"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 )
@@ -23,6 +26,7 @@ import (
 const (
 	catalogFile    = "catalog.db"
 	adminTokenFile = "admin.token"
+	nodeIDFile     = "node.id"
 	adminName      = "admin"
 	adminEmail     = "admin@meridian.local"
 	issuer         = "meridian"
@@ -36,6 +40,7 @@ type catalog struct {
 	entities *store.Entities
 	auth     *auth.Authority
 	outbox   *store.Dispatcher
+	jobs     *jobs.Service
 }
 
 // openCatalog opens (creating on first use) the data directory: <dir>/catalog.db with
@@ -68,9 +73,9 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logge
 		err error
 	)
 	if strings.TrimSpace(databaseURL) != "" {
-		db, err = postgres.Open(ctx, databaseURL)
+		db, err = postgres.Open(ctx, databaseURL, jobs.Module())
 	} else {
-		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile))
+		db, err = sqlite.Open(ctx, filepath.Join(dir, catalogFile), jobs.Module())
 	}
 	if err != nil {
 		return nil, err
@@ -91,9 +96,14 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logge
 	if err != nil {
 		return fail(fmt.Errorf("load signing key: %w", err))
 	}
+	node, err := nodeID(dir)
+	if err != nil {
+		return fail(err)
+	}
 	// The outbox dispatcher: later capabilities (vectors, graph, activity, webhooks)
 	// register their consumers here.
 	outbox := store.NewDispatcher(db, log)
+	js := jobs.New(db, jobs.Config{Node: node, Logger: log})
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
@@ -101,6 +111,10 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logge
 		Policy:    auth.Policy{},
 		Sealer:    sealer,
 		Notify:    outbox.Notify,
+		Jobs:      js,
+	})
+	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {
+		return ents.SettleDelete(ctx, j.Params)
 	})
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return fail(fmt.Errorf("build the search index: %w", err))
@@ -113,7 +127,26 @@ func openCatalogDB(ctx context.Context, dir, databaseURL string, log *slog.Logge
 	} else if n > 0 {
 		log.Info("seeded the built-in test definitions", "definitions", n)
 	}
-	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox}, nil
+	return &catalog{dir: dir, db: db, entities: ents, auth: authority, outbox: outbox, jobs: js}, nil
+}
+
+// nodeID returns this server's node id, kept in <dir>/node.id (created on first use),
+// so that after a restart the server recovers the jobs it left running at once.
+func nodeID(dir string) (string, error) {
+	path := filepath.Join(dir, nodeIDFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id := uuid.NewString()
+	if err := writeFileAtomic(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
 }
 
 // Close closes the database.
