@@ -10,17 +10,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 	"github.com/meridian-catalog/meridian/store/postgres"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 	"github.com/meridian-catalog/meridian/tools"
@@ -52,6 +56,9 @@ type Config struct {
 	// Budget bounds an MCP tool result, in characters of JSON; 0 means
 	// tools.DefaultBudget.
 	Budget int
+	// EventRetention is how long delivered change events are kept; 0 means
+	// store.DefaultEventRetention, negative keeps them all.
+	EventRetention time.Duration
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -68,9 +75,12 @@ type Catalog struct {
 	Entities *store.Entities
 	// Auth verifies bearer tokens and issues personal access and bot tokens.
 	Auth *auth.Authority
-	// Dispatcher delivers the outbox to its consumers; the caller runs it
-	// (go Dispatcher.Run(ctx)) when the catalog serves.
+	// Dispatcher delivers the outbox to its consumers; Run runs it when the catalog
+	// serves.
 	Dispatcher *store.Dispatcher
+	// Jobs runs durable asynchronous jobs (async deletes); Run runs it, after
+	// recovering the jobs a crash left behind.
+	Jobs *jobs.Service
 	// Tools are the MCP tools over Entities.
 	Tools *tools.Set
 }
@@ -114,6 +124,17 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
 	// capabilities arrive.
 	outbox := store.NewDispatcher(db, log)
+	switch {
+	case cfg.EventRetention < 0:
+		outbox.Retention = 0
+	case cfg.EventRetention > 0:
+		outbox.Retention = cfg.EventRetention
+	}
+	node, err := nodeID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	js := jobs.New(db, jobs.Config{Node: node, Logger: log})
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
@@ -121,6 +142,10 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Policy:    auth.Policy{},
 		Sealer:    sealer,
 		Notify:    outbox.Notify,
+		Jobs:      js,
+	})
+	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {
+		return ents.SettleDelete(ctx, j.Params)
 	})
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
@@ -139,7 +164,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		return nil, err
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
-		Dispatcher: outbox, Tools: set}, nil
+		Dispatcher: outbox, Jobs: js, Tools: set}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -175,11 +200,46 @@ func (c *Catalog) Ready(ctx context.Context) error {
 	return tx.Rollback()
 }
 
+// Run delivers the outbox and runs the jobs until ctx ends, then returns once both have
+// stopped, so the store can close.
+func (c *Catalog) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Dispatcher.Run(ctx) })
+	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
+	wg.Wait()
+}
+
 // Close closes the store.
 func (c *Catalog) Close() error { return c.Driver.Close() }
 
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module()}
+}
+
+// nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a
+// restarted node takes its own jobs back at once.
+const nodeIDFile = "node.id"
+
+// nodeID reads the data directory's node id, creating it on first use.
+func nodeID(dir string) (string, error) {
+	path := filepath.Join(dir, nodeIDFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id := uuid.NewString()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
 }

@@ -57,7 +57,8 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// outboxCollector reports each outbox consumer's position and backlog at scrape time.
+// outboxCollector reports each outbox consumer's position and backlog at scrape time;
+// the backlog is a count query, so a scrape reads no event.
 type outboxCollector struct{ d *store.Dispatcher }
 
 var (

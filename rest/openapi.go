@@ -438,6 +438,7 @@ var errorStatuses = map[int]struct{ name, description string }{
 	412: {"PreconditionFailed", "If-Match names another version."},
 	413: {"PayloadTooLarge", "The body is larger than 16 MiB."},
 	415: {"UnsupportedMediaType", "PATCH takes application/json-patch+json."},
+	429: {"TooManyRequests", "Too many requests or jobs are waiting; try again later."},
 }
 
 func errorResponses() obj {

@@ -23,6 +23,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 )
 
 // MaxBodyBytes is the largest request body accepted; a larger one is answered 413.
@@ -44,6 +45,8 @@ type Config struct {
 	// Dispatcher delivers the outbox; its consumers' positions are reported at
 	// /api/v1/events/consumers. It may be nil.
 	Dispatcher *store.Dispatcher
+	// Jobs serves GET /v1/jobs/{id}; nil answers 404 for every job.
+	Jobs *jobs.Service
 }
 
 type server struct {
@@ -53,6 +56,7 @@ type server struct {
 	serverVersion string
 	ready         func(context.Context) error
 	dispatcher    *store.Dispatcher
+	jobs          *jobs.Service
 	metrics       *metrics
 	mux           *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -67,7 +71,7 @@ type server struct {
 // authentication, and everything under /api behind a Bearer JWT. The router and the
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
-	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher}
+	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/jobs"
 )
 
 // fixture is a REST server over a real SQLite catalog, with an admin token.
@@ -28,6 +29,7 @@ type fixture struct {
 	srv   *httptest.Server
 	ents  *store.Entities
 	auth  *auth.Authority
+	jobs  *jobs.Service
 	admin string // admin token
 	ready error  // what Ready answers
 }
@@ -38,10 +40,13 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cat.Close() })
-	f := &fixture{t: t, ents: cat.Entities, auth: cat.Auth}
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { cat.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped; cat.Close() })
+	f := &fixture{t: t, ents: cat.Entities, auth: cat.Auth, jobs: cat.Jobs}
 	f.srv = httptest.NewServer(New(Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test",
-		Dispatcher: cat.Dispatcher, Ready: func(context.Context) error { return f.ready }}))
+		Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, Ready: func(context.Context) error { return f.ready }}))
 	t.Cleanup(f.srv.Close)
 	f.admin = f.userToken("admin", []string{meridian.RoleAdmin}, false)
 	return f

@@ -35,6 +35,7 @@ var familyTags = map[string]string{
 	"user":     "Users.",
 	"security": "Personal access tokens and bot tokens.",
 	"events":   "The change-event outbox (admins only).",
+	"jobs":     "Durable asynchronous jobs (async deletes, …).",
 	"search":   "Keyword search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
@@ -55,6 +56,11 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	}
 	rs = append(rs, s.userRoutes(reg)...)
 	rs = append(rs, s.eventRoutes()...)
+	rs = append(rs, route{method: http.MethodGet, path: apiPrefix + "/v1/jobs/{id}", handler: s.h(s.getJob), id: "getJob",
+		tag: "jobs", summary: "Get an asynchronous job",
+		description: "Shown to the principal that started the job and to admins; anyone else gets 404, as for a job that does not exist.",
+		params:      []any{pathParamSpec("id", "The job's id.", schemaRef("uuid"))},
+		responses:   responses(obj{"200": resp("The job.", schemaRef("Job"))}, 400, 403, 404)})
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
@@ -175,7 +181,7 @@ func (s *server) kindRoutes(k *meridian.Kind) []route {
 			responses: responses(deleted, 400, 403, 404, 409)},
 		{method: http.MethodDelete, path: p + "/async/{id}", handler: s.h(s.removeAsync(k)), id: "delete" + one + "Async",
 			summary: "Delete a " + k.Name + " asynchronously", params: cat(byIDParams, delParams),
-			responses: responses(obj{"202": resp("The delete job was accepted.", schemaRef("DeleteJob"))}, 400, 403, 404, 409)},
+			responses: responses(obj{"202": resp("The delete job was accepted.", schemaRef("DeleteJob"))}, 400, 403, 404, 409, 429)},
 
 		{method: http.MethodGet, path: p + "/{id}/versions", handler: s.h(s.versions(k)), id: "list" + one + "Versions",
 			summary: "List the versions of a " + k.Name, params: byIDParams,

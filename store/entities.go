@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 )
 
@@ -19,6 +18,7 @@ type Entities struct {
 	sealer Sealer
 	now    func() time.Time
 	notify func()
+	jobs   Jobs
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -32,6 +32,8 @@ type Config struct {
 	Now       func() time.Time
 	// Notify, when set, is called after every committed write (Dispatcher.Notify).
 	Notify func()
+	// Jobs runs asynchronous deletes; without it DeleteAsync is EInternal.
+	Jobs Jobs
 }
 
 // New returns an engine.
@@ -40,7 +42,7 @@ func New(c Config) *Entities {
 	if now == nil {
 		now = time.Now
 	}
-	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now, notify: c.Notify}
+	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now, notify: c.Notify, jobs: c.Jobs}
 }
 
 // Registry returns the kind registry the engine serves.
@@ -429,28 +431,41 @@ func (s *Entities) checkDelete(ctx context.Context, tx Tx, p *meridian.Principal
 	return row, old, hard, nil
 }
 
-// DeleteAsync checks that the delete may start, then runs it in the background. The
-// job's outcome is recorded as the usual change event.
+// DeleteAsync checks that the delete may start, then runs it as a durable job
+// (JobTypeDelete) that records its outcome: the deleted entity, or the error. The
+// answer carries the job's id. Errors: as Delete, plus ETooManyRequests (too many jobs
+// wait) and EInternal (no Jobs configured).
 func (s *Entities) DeleteAsync(ctx context.Context, p *meridian.Principal, kind string, key Key, o DeleteOptions) (DeleteJob, error) {
 	k, err := s.reg.MustKind(kind)
 	if err != nil {
 		return DeleteJob{}, err
 	}
-	var name string
+	var (
+		row  Row
+		hard bool
+	)
 	err = s.inReadTx(ctx, func(tx Tx) error {
-		row, _, _, err := s.checkDelete(ctx, tx, p, k, key, o)
-		name = row.Name
+		row, _, hard, err = s.checkDelete(ctx, tx, p, k, key, o)
 		return err
 	})
 	if err != nil {
 		return DeleteJob{}, err
 	}
-	job := DeleteJob{JobID: uuid.NewString(), Message: "Delete operation initiated for " + name,
-		EntityName: name, HardDelete: o.Hard, Recursive: o.Recursive}
-	go func() {
-		_, _ = s.Delete(context.WithoutCancel(ctx), p, kind, key, o)
-	}()
-	return job, nil
+	if s.jobs == nil {
+		return DeleteJob{}, meridian.Errorf(meridian.EInternal, "asynchronous jobs are not configured")
+	}
+	outcome := DeleteOutcome{EntityType: k.Name, EntityID: row.ID, EntityName: row.Name, HardDelete: hard, Recursive: o.Recursive}
+	id, err := s.jobs.Start(ctx, p, JobTypeDelete, outcome, func(ctx context.Context, _ JobProgress) (any, error) {
+		if _, err := s.Delete(ctx, p, k.Name, ByID(row.ID), o); err != nil {
+			return nil, err
+		}
+		return outcome, nil
+	})
+	if err != nil {
+		return DeleteJob{}, err
+	}
+	return DeleteJob{JobID: id, Message: "Delete operation initiated for " + row.Name,
+		EntityName: row.Name, HardDelete: o.Hard, Recursive: o.Recursive}, nil
 }
 
 // Restore reactivates a soft-deleted entity and its soft-deleted children, each with a

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -10,85 +11,175 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// Consumer receives the change events of the outbox, in order. Handle runs inside a
-// writable transaction that also records the consumer's new position, so a consumer
-// whose effects live in the store sees each event exactly once, even across crashes.
-// A consumer with effects outside the store (a webhook) sees each event at least once
-// and must be idempotent.
+// Consumer receives the change events of the outbox, in order, at least once. Handle
+// runs outside any write transaction: a writer never waits for a consumer. A consumer
+// whose effects live in the store opens its own transaction on the driver. After a
+// crash, or when a later event fails, events already handled may be delivered again
+// (at most one batch of them), so Handle must be idempotent.
 type Consumer interface {
 	// Name identifies the consumer; its position is kept under this name.
 	Name() string
-	// Handle processes one event. An error stops delivery to this consumer; the same
-	// event is delivered again later.
-	Handle(ctx context.Context, tx Tx, e meridian.ChangeEvent) error
+	// Handle processes one event. An error stops delivery to this consumer, and only
+	// to it; the same event is delivered again after a pause.
+	Handle(ctx context.Context, e meridian.ChangeEvent) error
 }
 
 // positionKey is the settings key of a consumer's position.
 func positionKey(name string) string { return "outbox.position." + name }
 
-// Dispatcher delivers outbox events to consumers. Each consumer keeps its own
-// position, so one slow or failing consumer does not hold the others back.
+// DefaultEventRetention is how long delivered change events are kept by default.
+const DefaultEventRetention = 30 * 24 * time.Hour
+
+// Dispatcher delivers outbox events to consumers. Each consumer has its own goroutine
+// and its own position, committed after the events it has handled, so a slow or failing
+// consumer holds back neither the writers nor the other consumers. It also prunes the
+// events every consumer has passed once they are older than Retention.
 type Dispatcher struct {
-	db        Driver
-	consumers []Consumer
-	log       *slog.Logger
-	wake      chan struct{}
-	batch     int
-	poll      time.Duration
-	mu        sync.Mutex // one delivery pass at a time
+	// Retention is how long change events are kept: an older event is pruned once every
+	// consumer has passed it. 0 keeps every event. Set it before Run.
+	Retention time.Duration
+
+	db         Driver
+	lanes      []*lane
+	log        *slog.Logger
+	batch      int           // events read and handled between two position commits
+	poll       time.Duration // how often to look for events written by another process
+	maxBackoff time.Duration // longest pause after a consumer fails
+	pruneEvery time.Duration
+	now        func() time.Time
 }
 
-// NewDispatcher returns a dispatcher for the consumers. Call Run to deliver in the
-// background, Notify after writes, or Drain to deliver everything pending now.
+// lane is one consumer and what its goroutine needs.
+type lane struct {
+	c    Consumer
+	wake chan struct{}
+	mu   sync.Mutex // one delivery pass at a time (Run's goroutine or Drain)
+}
+
+// NewDispatcher returns a dispatcher for the consumers, keeping events for
+// DefaultEventRetention. Call Run to deliver in the background, Notify after writes, or
+// Drain to deliver everything pending now.
 func NewDispatcher(db Driver, log *slog.Logger, consumers ...Consumer) *Dispatcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{db: db, consumers: consumers, log: log, wake: make(chan struct{}, 1), batch: 100, poll: time.Second}
+	d := &Dispatcher{Retention: DefaultEventRetention, db: db, log: log, batch: 100, poll: time.Second,
+		maxBackoff: time.Minute, pruneEvery: time.Hour, now: time.Now}
+	for _, c := range consumers {
+		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1)})
+	}
+	return d
 }
 
-// Notify wakes the dispatcher; the engine calls it after each committed write.
+// Notify wakes every consumer; the engine calls it after each committed write. It
+// never blocks.
 func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
+	for _, l := range d.lanes {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Run delivers events until ctx ends: at once when notified, and every poll interval
-// in case another process (a replica) wrote. Failures are logged and retried.
+// Run delivers events until ctx ends, one goroutine per consumer: at once when
+// notified, and every poll interval in case another process (a replica) wrote. A
+// failing consumer is retried after a pause that doubles up to a minute. Run also
+// prunes old delivered events at start and every hour. It returns when ctx ends and
+// every goroutine has stopped.
 func (d *Dispatcher) Run(ctx context.Context) {
-	t := time.NewTicker(d.poll)
+	var wg sync.WaitGroup
+	for _, l := range d.lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.runLane(ctx, l)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d.runPrune(ctx)
+	}()
+	wg.Wait()
+}
+
+func (d *Dispatcher) runLane(ctx context.Context, l *lane) {
+	backoff := d.poll
+	for {
+		wait, wake := d.poll, l.wake
+		if err := d.drainLane(ctx, l); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			d.log.Warn("outbox consumer failed; will retry", "consumer", l.c.Name(), "retryIn", backoff, "err", err)
+			// A failing consumer waits out its pause, whatever is written meanwhile.
+			wait, wake = backoff, nil
+			backoff = min(2*backoff, d.maxBackoff)
+		} else {
+			backoff = d.poll
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (d *Dispatcher) runPrune(ctx context.Context) {
+	if d.Retention <= 0 {
+		return
+	}
+	t := time.NewTicker(d.pruneEvery)
 	defer t.Stop()
 	for {
-		if err := d.Drain(ctx); err != nil && ctx.Err() == nil {
-			d.log.Warn("outbox delivery failed; will retry", "err", err)
+		if n, err := d.Prune(ctx, d.now().Add(-d.Retention)); err != nil && ctx.Err() == nil {
+			d.log.Warn("pruning old change events failed; will retry", "err", err)
+		} else if n > 0 {
+			d.log.Info("pruned old change events", "events", n)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.wake:
 		case <-t.C:
 		}
 	}
 }
 
-// Drain delivers every pending event to every consumer and returns the first error.
+// Drain delivers every pending event to every consumer, each in its own goroutine, and
+// returns the first error once all have stopped.
 func (d *Dispatcher) Drain(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var first error
-	for _, c := range d.consumers {
-		if err := d.drainOne(ctx, c); err != nil && first == nil {
-			first = err
+	errs := make([]error, len(d.lanes))
+	var wg sync.WaitGroup
+	for i, l := range d.lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.drainLane(ctx, l)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
-func (d *Dispatcher) drainOne(ctx context.Context, c Consumer) error {
+// drainLane hands a consumer every event after its position, a batch at a time, and
+// commits its position after each batch and before reporting a failure.
+func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name := l.c.Name()
 	for {
-		pos, err := d.Position(ctx, c.Name())
+		pos, err := d.Position(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -100,33 +191,37 @@ func (d *Dispatcher) drainOne(ctx context.Context, c Consumer) error {
 		if err != nil || len(events) == 0 {
 			return err
 		}
+		handled := pos
 		for _, e := range events {
-			if err := d.deliver(ctx, c, e); err != nil {
+			if err := l.c.Handle(ctx, e); err != nil {
+				if handled > pos {
+					if perr := d.commitPosition(ctx, name, handled); perr != nil {
+						d.log.Warn("outbox position not saved", "consumer", name, "err", perr)
+					}
+				}
 				return err
 			}
+			handled = e.Seq
+		}
+		if err := d.commitPosition(ctx, name, handled); err != nil {
+			return err
 		}
 	}
 }
 
-// deliver hands one event to a consumer and records its position in one transaction.
-func (d *Dispatcher) deliver(ctx context.Context, c Consumer, e meridian.ChangeEvent) error {
+// advancePosition stores a consumer's position unless the stored one is already
+// further (another replica delivered the same events).
+const advancePosition = `INSERT INTO settings (key, value) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value
+WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)`
+
+func (d *Dispatcher) commitPosition(ctx context.Context, name string, seq int64) error {
 	tx, err := d.db.Begin(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// Another replica may have delivered it meanwhile.
-	cur, err := position(ctx, tx, c.Name())
-	if err != nil {
-		return err
-	}
-	if cur >= e.Seq {
-		return nil
-	}
-	if err := c.Handle(ctx, tx, e); err != nil {
-		return err
-	}
-	if err := tx.PutSetting(ctx, positionKey(c.Name()), strconv.FormatInt(e.Seq, 10)); err != nil {
+	if _, err := tx.SQL().Exec(ctx, advancePosition, positionKey(name), strconv.FormatInt(seq, 10)); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -148,27 +243,74 @@ func (d *Dispatcher) Position(ctx context.Context, name string) (int64, error) {
 type ConsumerStatus struct {
 	Name     string `json:"name"`
 	Position int64  `json:"position"`
-	Pending  int    `json:"pending"`
+	Pending  int64  `json:"pending"`
 }
 
-// Status reports every consumer's position and backlog.
+// Status reports every consumer's position and backlog. The backlog is counted by the
+// database; no event is read.
 func (d *Dispatcher) Status(ctx context.Context) ([]ConsumerStatus, error) {
 	out := []ConsumerStatus{}
 	err := inRead(ctx, d.db, func(tx Tx) error {
-		for _, c := range d.consumers {
-			pos, err := position(ctx, tx, c.Name())
+		for _, l := range d.lanes {
+			pos, err := position(ctx, tx, l.c.Name())
 			if err != nil {
 				return err
 			}
-			pending, err := tx.Events(ctx, EventQuery{After: pos})
-			if err != nil {
+			var pending int64
+			if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM change_events WHERE seq > $1", pos).Scan(&pending); err != nil {
 				return err
 			}
-			out = append(out, ConsumerStatus{Name: c.Name(), Position: pos, Pending: len(pending)})
+			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: pos, Pending: pending})
 		}
 		return nil
 	})
 	return out, err
+}
+
+// pruneBatch is how many events one pruning transaction removes at most.
+const pruneBatch = 1000
+
+// Prune removes the change events recorded before the given time that every consumer
+// has handled, a bounded batch per transaction, and returns how many it removed. An
+// event a consumer has not handled yet is never removed. Without consumers, every event
+// older than before goes.
+func (d *Dispatcher) Prune(ctx context.Context, before time.Time) (int64, error) {
+	floor := int64(math.MaxInt64)
+	err := inRead(ctx, d.db, func(tx Tx) error {
+		for _, l := range d.lanes {
+			pos, err := position(ctx, tx, l.c.Name())
+			if err != nil {
+				return err
+			}
+			floor = min(floor, pos)
+		}
+		return nil
+	})
+	if err != nil || floor == 0 {
+		return 0, err
+	}
+	var total int64
+	for {
+		n, err := d.pruneOnce(ctx, floor, before.UnixMilli())
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
+}
+
+func (d *Dispatcher) pruneOnce(ctx context.Context, floor, before int64) (int64, error) {
+	tx, err := d.db.Begin(ctx, true)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n, err := tx.SQL().Exec(ctx, `DELETE FROM change_events WHERE seq IN (
+    SELECT seq FROM change_events WHERE seq <= $1 AND ts < $2 ORDER BY seq LIMIT $3)`, floor, before, pruneBatch)
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }
 
 func position(ctx context.Context, tx Tx, name string) (int64, error) {
@@ -193,7 +335,7 @@ func inRead(ctx context.Context, db Driver, f func(Tx) error) error {
 
 // EventsOptions select change events for the events API: at or after Since (epoch ms),
 // of the given entity types, after an opaque cursor, at most Limit (default 100,
-// most 1000).
+// most 1000). Events older than the dispatcher's retention may have been pruned.
 type EventsOptions struct {
 	Since       int64
 	EntityTypes []string

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,11 +33,19 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
 	dbURL := databaseURL(fs)
 	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	retention := fs.string("event-retention", "MERIDIAN_EVENT_RETENTION", "30d",
+		"how long change events are kept once every outbox consumer has handled them: 30d, 12h, or never")
 	mcpOpts := mcpFlags(fs, "mcp-")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *level)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
+	}
+	keep, err := parseRetention(*retention)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -49,6 +59,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.EventRetention = keep
 	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
 		return err
@@ -63,8 +74,13 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	handler := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Logger: log,
-		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher}))
-	go cat.Dispatcher.Run(ctx)
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs}))
+	background := make(chan struct{})
+	go func() { cat.Run(ctx); close(background) }()
+	defer func() {
+		stop()
+		<-background // the dispatcher and the jobs stop before the database closes
+	}()
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -180,4 +196,29 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "meridian: %s is up to date\n", *dir)
 	return nil
+}
+
+// parseRetention parses --event-retention: "never" (or 0) keeps every event (-1);
+// otherwise a number of days ("30d", or a bare "30") or a Go duration ("12h", "90m") of
+// at least a minute and at most 100 years.
+func parseRetention(s string) (time.Duration, error) {
+	in := strings.TrimSpace(strings.ToLower(s))
+	if in == "never" || in == "0" {
+		return -1, nil
+	}
+	bad := fmt.Errorf("invalid --event-retention %q: use a number of days (30d), a duration such as 12h, or never", s)
+	var d time.Duration
+	days, isDays := strings.CutSuffix(in, "d")
+	if n, err := strconv.Atoi(days); err == nil && (isDays || days == in) {
+		if n < 0 || n > 36500 {
+			return 0, bad
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else if d, err = time.ParseDuration(in); err != nil {
+		return 0, bad
+	}
+	if d < time.Minute || d > 36500*24*time.Hour {
+		return 0, bad
+	}
+	return d, nil
 }

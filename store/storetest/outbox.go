@@ -5,32 +5,44 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
 
 // recorder is a consumer whose effect lives in the store: it appends each event's
-// sequence number to a setting, in the delivery transaction.
+// sequence number to a setting, in a transaction of its own.
 type recorder struct {
 	name string
+	db   store.Driver
 	fail func(meridian.ChangeEvent) bool
 }
 
 func (r *recorder) Name() string { return r.name }
 
-func (r *recorder) Handle(ctx context.Context, tx store.Tx, e meridian.ChangeEvent) error {
+func (r *recorder) Handle(ctx context.Context, e meridian.ChangeEvent) error {
 	if r.fail != nil && r.fail(e) {
 		return errors.New("consumer refuses " + e.EntityFQN)
 	}
+	tx, err := r.db.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
 	seen, err := tx.Setting(ctx, "test.seen."+r.name)
 	if err != nil && meridian.ErrorCode(err) != meridian.ENotFound {
 		return err
 	}
-	return tx.PutSetting(ctx, "test.seen."+r.name, seen+strconv.FormatInt(e.Seq, 10)+",")
+	if err := tx.PutSetting(ctx, "test.seen."+r.name, seen+strconv.FormatInt(e.Seq, 10)+","); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
+// seen lists the sequence numbers a recorder has handled, in order.
 func (f *Fixture) seen(name string) []string {
 	f.T.Helper()
 	tx, err := f.Driver.Begin(f.Ctx, false)
@@ -48,13 +60,33 @@ func (f *Fixture) seen(name string) []string {
 	return strings.Split(strings.TrimSuffix(v, ","), ",")
 }
 
-func testDispatcher(t *testing.T, f *Fixture) {
-	for i := 0; i < 3; i++ {
+// createGlossaries creates glossaries g<from> to g<to-1>, one change event each.
+func (f *Fixture) createGlossaries(from, to int) {
+	f.T.Helper()
+	for i := from; i < to; i++ {
 		f.Create("glossary", `{"name":"g`+strconv.Itoa(i)+`","description":"d"}`)
 	}
+}
+
+// eventFQNs lists the FQNs of the events the events API returns.
+func (f *Fixture) eventFQNs() []string {
+	f.T.Helper()
+	page, err := f.E.Events(f.Ctx, f.Admin, store.EventsOptions{Limit: 1000})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range page.Data {
+		out = append(out, e.EntityFQN)
+	}
+	return out
+}
+
+func testDispatcher(t *testing.T, f *Fixture) {
+	f.createGlossaries(0, 3)
 	blocked := true
-	good := &recorder{name: "good"}
-	picky := &recorder{name: "picky", fail: func(e meridian.ChangeEvent) bool { return blocked && e.EntityFQN == "g1" }}
+	good := &recorder{name: "good", db: f.Driver}
+	picky := &recorder{name: "picky", db: f.Driver, fail: func(e meridian.ChangeEvent) bool { return blocked && e.EntityFQN == "g1" }}
 	d := store.NewDispatcher(f.Driver, nil, good, picky)
 	if err := d.Drain(f.Ctx); err == nil {
 		t.Fatal("a failing consumer must report its error")
@@ -65,9 +97,13 @@ func testDispatcher(t *testing.T, f *Fixture) {
 	if got := f.seen("picky"); len(got) != 1 {
 		t.Fatalf("a failing consumer must stop at the failing event: saw %v", got)
 	}
+	status, err := d.Status(f.Ctx)
+	if err != nil || len(status) != 2 || status[0].Pending != 0 || status[1].Pending != 2 {
+		t.Fatalf("status = %+v, %v; want good 0 and picky 2 pending", status, err)
+	}
 	// A restart: a new dispatcher resumes from the stored positions.
 	blocked = false
-	f.Create("glossary", `{"name":"g3","description":"d"}`)
+	f.createGlossaries(3, 4)
 	d = store.NewDispatcher(f.Driver, nil, good, picky)
 	if err := d.Drain(f.Ctx); err != nil {
 		t.Fatal(err)
@@ -83,8 +119,8 @@ func testDispatcher(t *testing.T, f *Fixture) {
 			t.Fatalf("events out of order or repeated: %v", g)
 		}
 	}
-	status, err := d.Status(f.Ctx)
-	if err != nil || len(status) != 2 || status[0].Pending != 0 {
+	status, err = d.Status(f.Ctx)
+	if err != nil || len(status) != 2 || status[0].Pending != 0 || status[1].Pending != 0 {
 		t.Fatalf("status = %+v, %v", status, err)
 	}
 	page, err := f.E.Events(f.Ctx, f.Admin, store.EventsOptions{EntityTypes: []string{"glossary"}, Limit: 3})
@@ -97,4 +133,132 @@ func testDispatcher(t *testing.T, f *Fixture) {
 	}
 	_, err = f.E.Events(f.Ctx, &meridian.Principal{Name: "bob", Roles: []string{meridian.RoleDataSteward}}, store.EventsOptions{})
 	WantCode(t, err, meridian.EForbidden)
+}
+
+// blocking is a consumer that blocks in Handle until released, at most 5 s.
+type blocking struct {
+	entered  chan struct{}
+	release  chan struct{}
+	returned atomic.Bool
+}
+
+func (b *blocking) Name() string { return "slow" }
+
+func (b *blocking) Handle(ctx context.Context, _ meridian.ChangeEvent) error {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-b.release:
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b.returned.Store(true)
+	return nil
+}
+
+// testSlowConsumer holds one consumer inside Handle and checks that, meanwhile,
+// writers commit and the other consumer receives their events.
+func testSlowConsumer(t *testing.T, f *Fixture) {
+	slow := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	fast := &recorder{name: "fast", db: f.Driver}
+	d := store.NewDispatcher(f.Driver, nil, slow, fast)
+	ctx, cancel := context.WithCancel(f.Ctx)
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	f.createGlossaries(0, 1)
+	d.Notify()
+	<-slow.entered
+	f.createGlossaries(1, 4) // writes commit while a consumer is busy
+	d.Notify()
+	if slow.returned.Load() {
+		t.Fatal("the writes waited for the blocked consumer")
+	}
+	// The other consumer handles every event and commits its position meanwhile.
+	deadline := time.Now().Add(4 * time.Second)
+	for {
+		status, err := d.Status(f.Ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status[1].Pending == 0 {
+			if status[0].Name != "slow" || status[0].Pending != 4 || len(f.seen("fast")) != 4 {
+				t.Fatalf("status while blocked = %+v, fast saw %v", status, f.seen("fast"))
+			}
+			break
+		}
+		if slow.returned.Load() || time.Now().After(deadline) {
+			t.Fatalf("status while the slow consumer was blocked = %+v: the other consumer waited", status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if slow.returned.Load() {
+		t.Fatal("the slow consumer returned before the checks")
+	}
+	close(slow.release)
+	for {
+		status, err := d.Status(f.Ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status[0].Pending == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("the slow consumer did not catch up once released: %+v", status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// testRetention prunes old events only up to the slowest consumer's position; the
+// events API keeps serving what is retained.
+func testRetention(t *testing.T, f *Fixture) {
+	f.createGlossaries(0, 5) // the fixture's clock is in 2023: every event is old
+	blocked := true
+	good := &recorder{name: "good", db: f.Driver}
+	picky := &recorder{name: "picky", db: f.Driver, fail: func(e meridian.ChangeEvent) bool { return blocked && e.EntityFQN == "g2" }}
+	d := store.NewDispatcher(f.Driver, nil, good, picky)
+	if err := d.Drain(f.Ctx); err == nil {
+		t.Fatal("a failing consumer must report its error")
+	}
+	n, err := d.Prune(f.Ctx, time.Now())
+	if err != nil || n != 2 {
+		t.Fatalf("prune = %d, %v; want the 2 events every consumer has handled", n, err)
+	}
+	if got := strings.Join(f.eventFQNs(), ","); got != "g2,g3,g4" {
+		t.Fatalf("events after pruning = %s, want g2,g3,g4", got)
+	}
+	blocked = false
+	if err := d.Drain(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.seen("picky"); len(got) != 5 {
+		t.Fatalf("the late consumer saw %v: an undelivered event was pruned", got)
+	}
+	if n, err := d.Prune(f.Ctx, time.UnixMilli(0)); err != nil || n != 0 {
+		t.Fatalf("prune before every event = %d, %v; recent events must stay", n, err)
+	}
+	if n, err := d.Prune(f.Ctx, time.Now()); err != nil || n != 3 {
+		t.Fatalf("prune = %d, %v; want the 3 delivered events", n, err)
+	}
+	if got := f.eventFQNs(); len(got) != 0 {
+		t.Fatalf("events after pruning everything delivered = %v", got)
+	}
+	// A consumer that has handled nothing holds every event back.
+	f.createGlossaries(5, 6)
+	late := store.NewDispatcher(f.Driver, nil, good, &recorder{name: "new", db: f.Driver})
+	if n, err := late.Prune(f.Ctx, time.Now()); err != nil || n != 0 {
+		t.Fatalf("prune with a new consumer = %d, %v", n, err)
+	}
 }

@@ -41,6 +41,8 @@ func Run(t *testing.T, open Open) {
 		{"FollowersChangeWithoutNewVersion", testFollowers},
 		{"OutboxRecordsOneEventPerWrite", testOutbox},
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
+		{"ABlockedConsumerDelaysNoWriteAndNoOtherConsumer", testSlowConsumer},
+		{"RetentionPrunesOnlyWhatEveryConsumerHandled", testRetention},
 		{"SecretsAreSealedAtRestAndMasked", testSecrets},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
 		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
