@@ -31,10 +31,17 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	dbURL := databaseURL(fs)
 	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	mcpOpts := mcpFlags(fs, "mcp-")
+	bounds := serverFlags(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *level)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
+	}
+	limits, err := bounds.limits()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -63,12 +70,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	go cat.outbox.Run(ctx)
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := rest.NewServer(handler, limits, log)
 	fmt.Fprintf(stderr, "meridian %s listening on %s (data directory %s)\n", version, ln.Addr(), *dir)
 
 	served := make(chan error, 1)
