@@ -1,6 +1,7 @@
-# Meridian: `make run` starts the catalog on its embedded SQLite store; `make test` runs
-# every check CI runs.
+# Meridian: `make run` starts the catalog on its embedded SQLite store; `make install`
+# puts the `meridian` binary on the PATH; `make test` runs every check CI runs.
 GO       ?= go
+PREFIX   ?= /usr/local
 FUZZTIME ?= 10s
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
@@ -8,13 +9,21 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Fuzz targets as package:Target.
 FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics
 
-.PHONY: run build test lint deps unit e2e-postgres fuzz bench clean
+.PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 
-run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/meridian serve
+# run builds the binary, then replaces the recipe's shell with it (exec): the server is
+# make's own child, so stopping make (Ctrl-C, or kill with make's PID) stops the server.
+run: build
+	exec ./bin/meridian serve
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/meridian ./cmd/meridian
+
+# install copies the binary to $(PREFIX)/bin (/usr/local/bin; as a user without root:
+# make install PREFIX=~/.local, with ~/.local/bin on the PATH).
+install: build
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 bin/meridian "$(DESTDIR)$(PREFIX)/bin/meridian"
 
 test: lint unit e2e-postgres fuzz
 

@@ -1,6 +1,11 @@
 package meridian
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // MaxNameLength is the longest entity name accepted.
 const MaxNameLength = 256
@@ -8,24 +13,37 @@ const MaxNameLength = 256
 // MaxFQNLength is the longest fully qualified name accepted.
 const MaxFQNLength = 3072
 
-// ValidateName checks an entity name: 1 to MaxNameLength characters, no "::", and no
-// double quote (a name holding a dot is quoted by QuoteName, never by the caller).
-// It returns an EInvalid error that names the field.
+// ValidateName checks an entity name: 1 to MaxNameLength characters of valid UTF-8, no
+// "::", no double quote (a name holding a dot is quoted by QuoteName, never by the
+// caller), no control character (C0, DEL or C1) and no bidirectional formatting
+// character (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which could make
+// a name display as another. It returns an EInvalid error that names the field.
 func ValidateName(field, name string) error {
 	switch {
 	case name == "" || strings.TrimSpace(name) == "":
 		return Errorf(EInvalid, "%s must not be empty", field)
-	case len([]rune(name)) > MaxNameLength:
+	case !utf8.ValidString(name):
+		return Errorf(EInvalid, "%s must be valid UTF-8", field)
+	case utf8.RuneCountInString(name) > MaxNameLength:
 		return Errorf(EInvalid, "%s size must be between 1 and %d", field, MaxNameLength)
 	case strings.Contains(name, "::"):
 		return Errorf(EInvalid, "%s must not contain '::'", field)
 	case strings.ContainsRune(name, '"'):
 		return Errorf(EInvalid, "Invalid name %s", name)
-	case strings.ContainsAny(name, "\x00\n\r"):
-		return Errorf(EInvalid, "%s must not contain control characters", field)
+	}
+	for _, r := range name {
+		switch {
+		case unicode.IsControl(r):
+			return Errorf(EInvalid, "%s must not contain control characters (%s)", field, codePoint(r))
+		case unicode.Is(unicode.Bidi_Control, r):
+			return Errorf(EInvalid, "%s must not contain bidirectional formatting characters (%s)", field, codePoint(r))
+		}
 	}
 	return nil
 }
+
+// codePoint names a rune as U+XXXX.
+func codePoint(r rune) string { return fmt.Sprintf("U+%04X", r) }
 
 // QuoteName returns name as one FQN part: wrapped in double quotes when it holds a dot.
 func QuoteName(name string) string {

@@ -62,7 +62,19 @@ func TestValidateNameRules(t *testing.T) {
 		{`a"b`, false, `Invalid name a"b`},
 		{strings.Repeat("n", 256), true, ""},
 		{strings.Repeat("n", 257), false, "name size must be between 1 and 256"},
-		{"a\nb", false, "name must not contain control characters"},
+		{"a\nb", false, "name must not contain control characters (U+000A)"},
+		{"a\x00b", false, "name must not contain control characters (U+0000)"},
+		{"tab\there", false, "name must not contain control characters (U+0009)"},
+		{"del\x7f", false, "name must not contain control characters (U+007F)"},
+		{"c1\u0085", false, "name must not contain control characters (U+0085)"},
+		{"invoice\u202Efdp.exe", false, "name must not contain bidirectional formatting characters (U+202E)"},
+		{"\u202Aleft", false, "name must not contain bidirectional formatting characters (U+202A)"},
+		{"iso\u2066late\u2069", false, "name must not contain bidirectional formatting characters (U+2066)"},
+		{"mark\u200F", false, "name must not contain bidirectional formatting characters (U+200F)"},
+		{"bad\xffutf8", false, "name must be valid UTF-8"},
+		{"caf\u00e9_\u6570\u636e", true, ""},
+		{"emoji_\U0001F600", true, ""},
+		{"replacement\uFFFD", true, ""},
 	}
 	for _, c := range cases {
 		err := ValidateName("name", c.name)

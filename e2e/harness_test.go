@@ -100,6 +100,7 @@ type server struct {
 	base       string // http://127.0.0.1:<port>
 	dataDir    string
 	dbArgs     []string // --database-url <url> on PostgreSQL, none on SQLite
+	serveArgs  []string // extra flags of serve (startServerWith)
 	crash      func()   // kill -9 the process and wait for it
 	adminToken string
 	admin      *client
@@ -123,6 +124,12 @@ func freePort(t *testing.T) int {
 // The server's stderr is printed when the test fails.
 func startServer(t *testing.T) *server {
 	t.Helper()
+	return startServerWith(t)
+}
+
+// startServerWith is startServer with extra flags for serve.
+func startServerWith(t *testing.T, serveArgs ...string) *server {
+	t.Helper()
 	dataDir := t.TempDir()
 	var dbArgs []string
 	if os.Getenv("MERIDIAN_E2E_DRIVER") == "postgres" {
@@ -130,7 +137,7 @@ func startServer(t *testing.T) *server {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := tryStart(t, dataDir, dbArgs)
+		s, err := tryStart(t, dataDir, dbArgs, serveArgs)
 		if err == nil {
 			return s
 		}
@@ -140,10 +147,10 @@ func startServer(t *testing.T) *server {
 	return nil
 }
 
-func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
+func tryStart(t *testing.T, dataDir string, dbArgs, serveArgs []string) (*server, error) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, dbArgs...)
+	args := append(append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, dbArgs...), serveArgs...)
 	stderr := &syncBuffer{}
 	cmd := exec.Command(binPath, args...)
 	cmd.Stdout = stderr
@@ -164,7 +171,7 @@ func tryStart(t *testing.T, dataDir string, dbArgs []string) (*server, error) {
 		}
 	}
 
-	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, stderr: stderr}
+	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, serveArgs: serveArgs, stderr: stderr}
 	s.crash = func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		err := <-exited
@@ -254,7 +261,7 @@ func requireNodeTool(t *testing.T, what, folder string, files ...string) (node, 
 // restart starts a new server process on the same data directory and database.
 func (s *server) restart(t *testing.T) *server {
 	t.Helper()
-	n, err := tryStart(t, s.dataDir, s.dbArgs)
+	n, err := tryStart(t, s.dataDir, s.dbArgs, s.serveArgs)
 	if err != nil {
 		t.Fatalf("restart meridian serve: %v", err)
 	}

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -36,11 +37,29 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
+// StatusClientClosedRequest is the status logged and counted for a request whose client
+// hung up before it was answered, as nginx and OpenMetadata count it; it is never seen
+// by that client.
+const StatusClientClosedRequest = 499
+
+// errClientClosed is the failure of a request whose client went away.
+var errClientClosed = errStatus(StatusClientClosedRequest, "Client closed request")
+
+// clientGone reports whether the client of r hung up (its context was cancelled by the
+// server because the connection closed), as opposed to a server-side failure.
+func clientGone(r *http.Request) bool {
+	return errors.Is(r.Context().Err(), context.Canceled)
+}
+
 // writeError is the one error writer: it maps any error to its HTTP status and writes
 // {code, message}. Errors that are not application errors are logged with the request
-// id and answered with a generic message.
+// id and answered with a generic message. A failure caused by the client hanging up is
+// StatusClientClosedRequest, not a server error.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, message := statusOf(err)
+	if status >= 500 && clientGone(r) {
+		status, message = StatusClientClosedRequest, errClientClosed.Error()
+	}
 	if status >= 500 {
 		s.log.ErrorContext(r.Context(), "request failed",
 			slog.String("requestId", requestID(r.Context())),

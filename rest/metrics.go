@@ -17,7 +17,9 @@ import (
 // metrics are the side-car's Prometheus collectors, served at /metrics without
 // authentication (they hold no catalog data): requests by method, route pattern and
 // status, their latency, the outbox consumers' positions and backlog, and the Go
-// runtime and process collectors.
+// runtime and process collectors. Every label value comes from a fixed set, so no
+// request can grow the metrics: methods are the standard ones or "other", routes are
+// the registered patterns or "unmatched", codes are the statuses the server answers.
 type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
@@ -49,8 +51,20 @@ func (m *metrics) observe(r *http.Request, status int, took time.Duration) {
 	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 		route = rc.RoutePattern()
 	}
-	m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(r.Method, route).Observe(took.Seconds())
+	method := methodLabel(r.Method)
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// methodLabel is the method label of a request: one of the methods of RFC 9110 and
+// PATCH, or "other" for any invented method.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 func (m *metrics) handler() http.Handler {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -137,7 +138,10 @@ func deleteOptions(r *http.Request) (store.DeleteOptions, error) {
 	return store.DeleteOptions{Hard: hard, Recursive: rec}, nil
 }
 
-// readBody reads the whole request body (bounded by limitBody).
+// readBody reads the whole request body (bounded by limitBody, and in time by the
+// server's read timeout). A body larger than the limit is 413, one that did not arrive
+// in time 408, one whose client hung up StatusClientClosedRequest, and one that is not
+// valid UTF-8 400 naming the field that holds the bad bytes.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
@@ -145,10 +149,18 @@ func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return nil, errStatus(http.StatusRequestEntityTooLarge, tooLarge(mbe.Limit))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, errStatus(http.StatusRequestTimeout, "Request body was not received in time")
+		case clientGone(r):
+			return nil, errClientClosed
 		}
 		return nil, invalid("Invalid request format: the body could not be read")
+	}
+	if err := checkUTF8(b); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

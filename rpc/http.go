@@ -1,12 +1,16 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -73,10 +77,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := h.authenticate(r)
 	if err != nil {
-		challenge := fmt.Sprintf(`Bearer resource_metadata="%s"`, baseURL(r)+MetadataPath+endpointPath(r))
+		challenge := fmt.Sprintf(`Bearer resource_metadata="%s"`, h.baseURL(r)+MetadataPath+endpointPath(r))
 		if r.Header.Get("Authorization") != "" {
 			challenge = fmt.Sprintf(`Bearer error="invalid_token", error_description="%s", resource_metadata="%s"`,
-				strings.ReplaceAll(meridian.ErrorMessage(err), `"`, `'`), baseURL(r)+MetadataPath+endpointPath(r))
+				strings.ReplaceAll(meridian.ErrorMessage(err), `"`, `'`), h.baseURL(r)+MetadataPath+endpointPath(r))
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		status := meridian.HTTPStatus(meridian.ErrorCode(err))
@@ -86,10 +90,59 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, meridian.ErrorMessage(err))
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if r.Method == http.MethodPost && !readBody(w, r) {
+		return
 	}
 	h.mcp.ServeHTTP(w, r.WithContext(meridian.WithPrincipal(r.Context(), p)))
+}
+
+// readBody reads a POST body whole and puts it back on r for the MCP library, which
+// would answer any failure to read it 400 with a JSON-RPC parse error. A body larger
+// than maxBodyBytes is 413, one that did not arrive in time 408, and one that is not
+// valid UTF-8 (which encoding/json would silently replace with U+FFFD) 400. It reports
+// whether the request may go on; when not, the answer has been written.
+func readBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength > maxBodyBytes { // refuse before reading a byte of it
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpcInvalidRequest, tooLarge())
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpcInvalidRequest, tooLarge())
+		return false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeRPCError(w, http.StatusRequestTimeout, jsonrpcInvalidRequest, "Request body was not received in time")
+		return false
+	case err != nil:
+		writeRPCError(w, http.StatusBadRequest, jsonrpcParseError, "Parse error: the request body could not be read")
+		return false
+	case !utf8.Valid(body):
+		writeRPCError(w, http.StatusBadRequest, jsonrpcParseError,
+			fmt.Sprintf("Parse error: the request body is not valid UTF-8 (byte offset %d)", invalidUTF8Offset(body)))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
+}
+
+func tooLarge() string {
+	return fmt.Sprintf("Request body is larger than %d bytes", maxBodyBytes)
+}
+
+// invalidUTF8Offset is the offset of the first byte of b that does not start a valid
+// UTF-8 sequence.
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // authenticate verifies the Bearer token. Errors are EUnauthorized, or the store's
@@ -133,7 +186,7 @@ func (h *HTTP) originAllowed(r *http.Request, origin string) bool {
 	case "localhost", "127.0.0.1", "::1":
 		return true
 	}
-	return strings.EqualFold(u.Host, requestHost(r)) || strings.EqualFold(u.Host, r.Host)
+	return strings.EqualFold(u.Host, h.requestHost(r)) || strings.EqualFold(u.Host, r.Host)
 }
 
 // cors answers an allowed cross-origin browser request.
@@ -149,7 +202,7 @@ func cors(w http.ResponseWriter, origin string) {
 
 // Metadata serves the RFC 9728 protected-resource metadata. The resource is the
 // absolute URL of the endpoint the path names (/mcp for the bare path), computed from
-// the request and X-Forwarded-Proto/-Host.
+// the request, and X-Forwarded-Proto/-Host when a trusted proxy sent it.
 func (h *HTTP) Metadata() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
@@ -169,7 +222,7 @@ func (h *HTTP) Metadata() http.Handler {
 			resource = Path
 		}
 		doc := server.ProtectedResourceMetadataConfig{
-			Resource:               baseURL(r) + resource,
+			Resource:               h.baseURL(r) + resource,
 			ScopesSupported:        []string{meridian.ScopeRead, meridian.ScopeWrite},
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           "Meridian metadata catalog",
@@ -188,50 +241,24 @@ func endpointPath(r *http.Request) string {
 	return Path
 }
 
-// baseURL is scheme://host of the request as the client sees it, honouring
-// X-Forwarded-Proto and X-Forwarded-Host from a reverse proxy.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + requestHost(r)
-}
-
-func requestHost(r *http.Request) string {
-	if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && validHost(h) {
-		return h
-	}
-	if r.Host != "" {
-		return r.Host
-	}
-	return "localhost"
-}
-
-func firstValue(v string) string {
-	first, _, _ := strings.Cut(v, ",")
-	return strings.ToLower(strings.TrimSpace(first))
-}
-
-// validHost accepts host or host:port without characters that could break the
-// WWW-Authenticate header.
-func validHost(h string) bool {
-	if strings.ContainsAny(h, "\"\\/ @") {
-		return false
-	}
-	host := h
-	if hh, _, err := net.SplitHostPort(h); err == nil {
-		host = hh
-	}
-	return host != ""
-}
-
 // writeError writes a JSON {code, message} error body, as REST does.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+}
+
+// JSON-RPC error codes of the transport.
+const (
+	jsonrpcParseError     = -32700
+	jsonrpcInvalidRequest = -32600
+)
+
+// writeRPCError answers a request the MCP exchange never saw with an HTTP status and a
+// JSON-RPC error without id, as the MCP library answers transport failures.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg}})
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,6 +50,9 @@ type Config struct {
 	// DisableLocalhostProtection turns off mcp-go's DNS rebinding protection, for a
 	// reverse proxy on the same host that forwards a public Host header over loopback.
 	DisableLocalhostProtection bool
+	// TrustedProxies are the peers whose X-Forwarded-Host and X-Forwarded-Proto are
+	// believed (ParseTrustedProxies); from anyone else they are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 func (c Config) logger() *slog.Logger {

@@ -137,11 +137,32 @@ func TestHTTPAuth(t *testing.T) {
 			}
 		}
 	})
-	t.Run("forwarded scheme and host make the URL absolute", func(t *testing.T) {
-		_, hdr, _ := f.post(t, "/mcp", list, map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "catalog.example.com"})
-		want := `Bearer resource_metadata="https://catalog.example.com/.well-known/oauth-protected-resource/mcp"`
-		if hdr.Get("WWW-Authenticate") != want {
-			t.Fatalf("got %q", hdr.Get("WWW-Authenticate"))
+	t.Run("forwarded scheme and host count only from a trusted proxy", func(t *testing.T) {
+		forwarded := map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "catalog.example.com"}
+		_, hdr, _ := f.post(t, "/mcp", list, forwarded)
+		if want := `Bearer resource_metadata="` + f.srv.URL + `/.well-known/oauth-protected-resource/mcp"`; hdr.Get("WWW-Authenticate") != want {
+			t.Errorf("untrusted peer: got %q, want %q", hdr.Get("WWW-Authenticate"), want)
+		}
+		proxies, err := rpc.ParseTrustedProxies("10.0.0.0/8, ::1, 127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		rpc.NewHTTP(rpc.Config{Tools: f.set, Auth: f.c.Auth, TrustedProxies: proxies}).Mount(mux)
+		behind := httptest.NewServer(mux)
+		defer behind.Close()
+		proxied := &fixture{c: f.c, set: f.set, srv: behind}
+		_, hdr, _ = proxied.post(t, "/mcp", list, forwarded)
+		if want := `Bearer resource_metadata="https://catalog.example.com/.well-known/oauth-protected-resource/mcp"`; hdr.Get("WWW-Authenticate") != want {
+			t.Errorf("trusted proxy: got %q, want %q", hdr.Get("WWW-Authenticate"), want)
+		}
+	})
+	t.Run("trusted proxies parse", func(t *testing.T) {
+		for in, ok := range map[string]bool{"": true, "10.0.0.0/8": true, " 127.0.0.1 , ::1": true, "fd00::/8": true,
+			"10.0.0.0/33": false, "proxy.example": false, "10.0.0.1/8,nope": false} {
+			if _, err := rpc.ParseTrustedProxies(in); (err == nil) != ok {
+				t.Errorf("ParseTrustedProxies(%q) = %v, want ok %v", in, err, ok)
+			}
 		}
 	})
 	t.Run("bad token: 401 invalid_token", func(t *testing.T) {

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # install-pgvector.sh builds pgvector 0.8.0 from Debian trixie's source package against
-# bookworm's postgresql-server-dev-15 and installs it into PostgreSQL 15 (recipe:
-# reference/dependencies.md 7.1). It is idempotent: when the extension is already
-# installed it does nothing. It needs root and Debian's apt; the system's own apt
-# sources and lists are left untouched (a private sources file and lists directory).
+# bookworm's postgresql-server-dev-15 and installs it into PostgreSQL 15: it downloads
+# the source package with apt-get source (from the Debian archive the machine's own apt
+# sources already use, with trixie as the suite), builds it with PGXS and installs it.
+# It is idempotent: when the extension is already installed it does nothing. It needs
+# root and Debian's apt; the system's own apt sources and lists are left untouched (a
+# private sources file and lists directory), and it names no package host itself.
 set -euo pipefail
 
 PG_MAJOR=15
@@ -37,18 +39,41 @@ chmod 755 "$W"
 if id _apt >/dev/null 2>&1; then chown _apt "$W"; fi
 mkdir -p "$W/lists/partial"
 
-SOURCES=/etc/apt/sources.list.d/debian.sources
-URIS=""
-if [ -f "$SOURCES" ]; then
-  URIS=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' "$SOURCES")
-fi
-URIS=${URIS:-http://deb.debian.org/debian}
+# The Debian archive this machine installs its own release from: the URI and keyring
+# of the first apt source (deb822 .sources or one-line .list) whose suite is the
+# release's codename itself (not -security, -updates or a third party's suite).
+. /etc/os-release
+CODENAME=${VERSION_CODENAME:-}
+[ -n "$CODENAME" ] || die "/etc/os-release names no VERSION_CODENAME: this script needs Debian"
+debian_source() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk -v rel="$CODENAME" '
+      function flush() { if (uri != "" && match_) { print uri, key; found = 1; exit } uri = ""; key = ""; match_ = 0 }
+      /^[ \t]*$/      { flush(); next }
+      /^URIs:/         { uri = $2 }
+      /^Signed-By:/    { key = $2 }
+      /^Suites:/       { for (i = 2; i <= NF; i++) if ($i == rel) match_ = 1 }
+      END              { if (!found) flush() }' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk -v rel="$CODENAME" '
+      $1 != "deb" { next }
+      { i = 2; if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ } }
+      $(i + 1) == rel { print $i; exit }' "$f"
+  done
+}
+read -r URIS KEYRING < <(debian_source | head -n1) || true
+[ -n "${URIS:-}" ] || die "no apt source for Debian $CODENAME itself is configured in /etc/apt: add the Debian archive (or a mirror) for $CODENAME first"
+case "${KEYRING:-}" in /*) ;; *) KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg ;; esac
 cat > "$W/trixie-src.sources" <<SRC
 Types: deb-src
 URIs: $URIS
 Suites: trixie
 Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+Signed-By: $KEYRING
 SRC
 APTOPTS=(-o "Dir::Etc::sourcelist=$W/trixie-src.sources" -o Dir::Etc::sourceparts=/nonexistent
          -o "Dir::State::Lists=$W/lists")

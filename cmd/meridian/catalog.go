@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -108,9 +106,11 @@ func subject(u meridian.Entity) auth.Subject {
 	return auth.Subject{ID: u.ID(), Name: u.Name(), Email: u.String("email"), Roles: rest.UserRoles(u), IsBot: isBot}
 }
 
-// bootstrapAdmin creates the admin user on first start, and writes a non-expiring admin
-// token to <dir>/admin.token (mode 0600) when the file is missing or its token no
-// longer verifies. It returns the token file path.
+// bootstrapAdmin creates the admin user on first start, and writes an admin token that
+// expires after adminTokenTTL to <dir>/admin.token (mode 0600) when the file is missing,
+// its token no longer verifies (it expired or was revoked), or it never expires (as
+// older versions wrote it; that token is revoked). It returns the token file path.
+// `meridian admin-token` renews the file at any time.
 func (c *catalog) bootstrapAdmin(ctx context.Context, log *slog.Logger) (string, error) {
 	u, created, err := c.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
 	if err != nil {
@@ -120,35 +120,27 @@ func (c *catalog) bootstrapAdmin(ctx context.Context, log *slog.Logger) (string,
 		log.Info("created the admin user", slog.String("id", u.ID()))
 	}
 	path := filepath.Join(c.DataDir, adminTokenFile)
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		p, verr := c.Auth.Verify(ctx, strings.TrimSpace(string(b)))
-		if verr == nil && p.Name == adminName {
-			return path, nil
-		}
-		if verr != nil && meridian.ErrorCode(verr) != meridian.EUnauthorized {
-			return "", fmt.Errorf("verify %s: %w", path, verr)
-		}
-		log.Warn("the admin token no longer verifies; writing a new one", slog.String("path", path))
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return "", fmt.Errorf("read admin token: %w", err)
-	}
-	ttl, err := auth.ParseExpiry("never")
+	current, err := c.currentAdminToken(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	sub := subject(u)
-	sub.Roles = []string{meridian.RoleAdmin}
-	raw, _, err := c.Auth.Issue(ctx, sub, meridian.TokenTypePersonal, ttl, "admin-bootstrap")
-	if err != nil {
-		return "", fmt.Errorf("issue admin token: %w", err)
+	switch {
+	case current.valid && current.expires:
+		return path, nil
+	case current.valid:
+		log.Warn("the admin token never expires; replacing and revoking it", slog.String("path", path))
+	case current.present:
+		log.Warn("the admin token no longer verifies; writing a new one", slog.String("path", path))
 	}
-	if err := writeFileAtomic(path, []byte(raw+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write admin token: %w", err)
+	if err := c.writeAdminToken(ctx, u, path, adminTokenTTL); err != nil {
+		return "", err
 	}
-	log.Info("wrote the admin token", slog.String("path", path))
+	if current.valid && current.id != "" {
+		if err := c.Auth.Revoke(ctx, current.id); err != nil {
+			return "", fmt.Errorf("revoke the never-expiring admin token: %w", err)
+		}
+	}
+	log.Info("wrote the admin token", slog.String("path", path), slog.Duration("expiresIn", adminTokenTTL))
 	return path, nil
 }
 

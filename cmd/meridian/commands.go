@@ -36,6 +36,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	retention := fs.string("event-retention", "MERIDIAN_EVENT_RETENTION", "30d",
 		"how long change events are kept once every outbox consumer has handled them: 30d, 12h, or never")
 	mcpOpts := mcpFlags(fs, "mcp-")
+	bounds := serverFlags(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -46,6 +47,12 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return errUsage
 	}
 	keep, err := parseRetention(*retention)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
+	}
+	limits, err := bounds.limits()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -73,20 +80,18 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Logger: log,
+	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Logger: log,
 		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs}))
+	if err != nil {
+		return err
+	}
 	background := make(chan struct{})
 	go func() { cat.Run(ctx); close(background) }()
 	defer func() {
 		stop()
 		<-background // the dispatcher and the jobs stop before the database closes
 	}()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := rest.NewServer(handler, limits, log)
 	fmt.Fprintf(stderr, "meridian %s listening on %s (data directory %s)\n", version, ln.Addr(), *dir)
 
 	served := make(chan error, 1)

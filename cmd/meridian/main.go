@@ -2,8 +2,9 @@
 // and manages its data directory.
 //
 //	meridian serve   [--addr :8585] [--data-dir ./meridian-data] [--log-level info]
-//	meridian mcp     [--data-dir D | --database-url URL] [--as USER] [--read-only]
+//	meridian mcp     [--data-dir D | --database-url URL] [--as USER] [--read-only] [--create]
 //	meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]
+//	meridian admin-token [--data-dir D] [--expires 30d]
 //	meridian migrate [--data-dir D]
 //	meridian version
 //
@@ -20,6 +21,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // version is the release, set with -ldflags "-X main.version=…".
@@ -34,6 +36,7 @@ Commands:
   serve          serve the REST API, and MCP at /mcp (alias /api/mcp)
   mcp            serve MCP on stdio (newline-delimited JSON-RPC) as one user
   token create   issue a token for a user or bot and print it
+  admin-token    renew the admin token in <data-dir>/admin.token (it expires after 30 days)
   demo           load a small sample catalog (warehouse, lineage, tests, AI assets)
   migrate        bring the data directory's database up to date
   version        print the version
@@ -78,6 +81,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errUsage
 		}
 		return tokenCreateCmd(ctx, rest[1:], stdout, stderr)
+	case "admin-token":
+		return adminTokenCmd(ctx, rest, stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, rest, stdout, stderr)
 	case "migrate":
@@ -128,6 +133,30 @@ func (f *flagSet) bool(name, env string, def bool, help string) *bool {
 		}
 	}
 	return f.Bool(name, def, help+" ($"+env+")")
+}
+
+func (f *flagSet) int(name, env string, def int, help string) *int {
+	if v, ok := os.LookupEnv(env); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			f.envErrs = append(f.envErrs, fmt.Sprintf("%s=%q is not an integer", env, v))
+		} else {
+			def = n
+		}
+	}
+	return f.Int(name, def, help+" ($"+env+")")
+}
+
+func (f *flagSet) duration(name, env string, def time.Duration, help string) *time.Duration {
+	if v, ok := os.LookupEnv(env); ok && strings.TrimSpace(v) != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			f.envErrs = append(f.envErrs, fmt.Sprintf("%s=%q is not a duration (such as 30s or 2m)", env, v))
+		} else {
+			def = d
+		}
+	}
+	return f.Duration(name, def, help+" ($"+env+")")
 }
 
 // parse parses args; extra positional arguments are a usage error.

@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/rpc"
 	"github.com/meridian-catalog/meridian/store"
@@ -25,6 +30,7 @@ type mcpOptions struct {
 	budget         *string
 	allowedOrigins *string
 	noLocalhost    *bool
+	trustedProxies *string
 }
 
 // mcpFlags adds the MCP flags to a command; serve takes them with an --mcp- prefix.
@@ -42,6 +48,8 @@ func mcpFlags(fs *flagSet, prefix string) mcpOptions {
 			"comma-separated browser origins allowed besides the server's own host and localhost (* for any)")
 		o.noLocalhost = fs.bool(prefix+"disable-localhost-protection", env+"DISABLE_LOCALHOST_PROTECTION", false,
 			"accept a non-localhost Host header on a loopback connection (a reverse proxy on the same host)")
+		o.trustedProxies = fs.string("trusted-proxies", "MERIDIAN_TRUSTED_PROXIES", "",
+			"comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-Host and -Proto are believed")
 	}
 	return o
 }
@@ -60,18 +68,22 @@ func (o mcpOptions) catalogConfig(dir, dbURL string, log *slog.Logger) (app.Conf
 // (/.well-known/oauth-protected-resource[/mcp]) in front of the REST API, so that MCP
 // requests reach the MCP transport, with its own Bearer authentication, before REST's.
 // It serves cat.Tools with o's HTTP settings (allowed origins, localhost protection).
-func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) http.Handler {
+func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) (http.Handler, error) {
 	var origins []string
 	for _, s := range strings.Split(*o.allowedOrigins, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			origins = append(origins, s)
 		}
 	}
+	proxies, err := rpc.ParseTrustedProxies(*o.trustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	rpc.NewHTTP(rpc.Config{Tools: cat.Tools, Auth: cat.Auth, Logger: log, Version: version,
-		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost}).Mount(mux)
+		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost, TrustedProxies: proxies}).Mount(mux)
 	mux.Handle("/", api)
-	return mux
+	return mux, nil
 }
 
 // mcpCmd runs `meridian mcp`: MCP over stdio (newline-delimited JSON-RPC on stdout,
@@ -81,6 +93,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	dir := fs.string("data-dir", "MERIDIAN_DATA_DIR", defaultDataDir, "data directory")
 	dbURL := databaseURL(fs)
 	as := fs.string("as", "MERIDIAN_MCP_AS", adminName, "name of the user the tools run as")
+	create := fs.bool("create", "MERIDIAN_MCP_CREATE", false, "create a new, empty catalog when the data directory holds none")
 	opts := mcpFlags(fs, "")
 	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "warn", "log level: debug, info, warn or error")
 	if err := fs.parse(args); err != nil {
@@ -91,6 +104,11 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
 		return errUsage
+	}
+	if !*create {
+		if err := requireCatalog(*dir, *dbURL); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -108,9 +126,31 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	go cat.Dispatcher.Run(ctx)
+	go cat.Run(ctx)
 	log.Info("serving MCP on stdio", slog.String("as", p.Name), slog.Bool("readOnly", *opts.readOnly))
 	return rpc.ServeStdio(ctx, rpc.Config{Tools: cat.Tools, Principal: p, Logger: log, Version: version}, stdin, stdout)
+}
+
+// requireCatalog fails unless the data directory holds a catalog: its catalog.db, or,
+// with a PostgreSQL URL, the secret key that opens the database's sealed secrets. An
+// assistant configured with a mistyped --data-dir then gets an error instead of a new,
+// empty catalog.
+func requireCatalog(dir, databaseURL string) error {
+	want, what := filepath.Join(dir, app.CatalogFile), "no catalog"
+	if strings.TrimSpace(databaseURL) != "" {
+		if strings.TrimSpace(os.Getenv(auth.SecretKeyEnv)) != "" {
+			return nil
+		}
+		want, what = filepath.Join(dir, auth.KeyFileName), "no secret key for the PostgreSQL catalog"
+	}
+	if _, err := os.Stat(want); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	abs, _ := filepath.Abs(dir)
+	return fmt.Errorf("the data directory %s holds %s (%s is missing): pass the --data-dir that meridian serve uses, or --create to start a new, empty catalog there",
+		abs, what, filepath.Base(want))
 }
 
 // principalOf is the principal of the user named name, with its id and roles. The

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,9 +109,42 @@ func TestMCPUsageMistakes(t *testing.T) {
 
 func TestMCPUnknownUser(t *testing.T) {
 	errb := &lockedBuffer{}
-	err := mcpCmd(context.Background(), []string{"--data-dir", t.TempDir(), "--as", "nobody"}, strings.NewReader(""), io.Discard, errb)
+	err := mcpCmd(context.Background(), []string{"--data-dir", t.TempDir(), "--create", "--as", "nobody"}, strings.NewReader(""), io.Discard, errb)
 	if err == nil || !strings.Contains(err.Error(), "no such user") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestMCPRefusesADataDirWithoutCatalog: a mistyped --data-dir is an error that says
+// what to do, and creates nothing, unless --create asks for a new catalog.
+func TestMCPRefusesADataDirWithoutCatalog(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sqlite", nil, "holds no catalog (catalog.db is missing)"},
+		{"postgres", []string{"--database-url", "postgres://nobody@127.0.0.1:1/none"}, "holds no secret key for the PostgreSQL catalog (secret.key is missing)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("MERIDIAN_SECRET_KEY", "")
+			dir := filepath.Join(t.TempDir(), "typo")
+			args := append([]string{"--data-dir", dir}, c.args...)
+			err := mcpCmd(context.Background(), args, strings.NewReader(""), io.Discard, &lockedBuffer{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--create") {
+				t.Fatalf("mcp on a data directory without a catalog: %v; want %q and a hint at --create", err, c.want)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the refused data directory was created (%v)", err)
+			}
+		})
+	}
+	dir := filepath.Join(t.TempDir(), "new")
+	if err := mcpCmd(context.Background(), []string{"--data-dir", dir, "--create"}, strings.NewReader(""), io.Discard, &lockedBuffer{}); err != nil {
+		t.Fatalf("mcp --create: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, app.CatalogFile)); err != nil {
+		t.Errorf("mcp --create made no catalog: %v", err)
 	}
 }
 
@@ -129,7 +166,10 @@ func TestServeRoutesMCP(t *testing.T) {
 	if err := fs.parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	h := withMCP(cat, log, opts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test"}))
+	h, err := withMCP(cat, log, opts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	u, _, err := cat.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
