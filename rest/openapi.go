@@ -59,6 +59,7 @@ func buildOpenAPI(reg *meridian.Registry, version string) ([]byte, error) {
 	}
 	for _, k := range reg.Kinds() {
 		d.addKind(k)
+		d.addBulk(k)
 	}
 	d.addSpecialRoutes()
 	if d.err != nil {

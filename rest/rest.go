@@ -85,6 +85,7 @@ func New(c Config) http.Handler {
 	s.searchRoutes(mux)
 	s.lineageRoutes(mux)
 	s.qualityRoutes(mux)
+	s.bulkRoutes(mux)
 	for _, k := range s.ents.Registry().Kinds() {
 		s.kindRoutes(mux, k)
 	}
