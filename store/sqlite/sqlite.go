@@ -89,6 +89,9 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 			"foreign_keys(1)",
 			"journal_mode(WAL)",
 			"synchronous(FULL)",
+			// Savepoints (one per write of a group commit or a bulk chunk) keep their
+			// sub-journal in memory rather than in a temporary file.
+			"temp_store(MEMORY)",
 		},
 		"_txlock": {"immediate"},
 	}))
