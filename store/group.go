@@ -120,6 +120,19 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		return nil
 	}
 	defer tx.Rollback()
+	if len(calls) == 1 {
+		// A write alone needs no savepoint: its failure rolls back the transaction.
+		c := calls[0]
+		err := c.ctx.Err()
+		if err == nil {
+			err = c.f(tx)
+		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		finish(c, err)
+		return nil
+	}
 	var ok []*groupCall
 	for i, c := range calls {
 		if err := c.ctx.Err(); err != nil {
