@@ -19,6 +19,8 @@ type driverResult struct {
 
 	ingestWall  time.Duration
 	ingestRate  float64 // tables per second
+	bulkWall    time.Duration
+	bulkRate    float64 // tables per second through the bulk endpoint
 	peakRSS     int64   // VmHWM of meridian serve, bytes
 	mcpStdioRSS int64   // VmHWM of meridian mcp (the stdio rows), bytes
 	endRSS      int64   // VmRSS at the end, bytes
@@ -112,8 +114,15 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	defer httpMCP.close()
 	stdioMCP, stdioProc := dialMCPStdio(ctx, bin, dataDir, dataDir+".mcp-stdio.log", extra...)
 	defer stdioMCP.close()
+	static, stopStatic, err := staticFloor(ctx, seq, token, getFQNs)
+	if err != nil {
+		res.failed = "static HTTP floor: " + oneLine(err.Error())
+		return res
+	}
+	defer stopStatic()
 	surfaces := []surface{
 		restSurface(seq, getFQNs, patchFQNs, queries),
+		{name: "", ops: []operation{static}},
 		restCompareSurface(seq, getFQNs),
 		mcpSurface(httpMCP, getFQNs, queries),
 		mcpSurface(stdioMCP, getFQNs, queries),
@@ -143,6 +152,15 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	res.mcpStdioRSS = stdioProc.peakRSS()
 	stdioMCP.close()
 	httpMCP.close()
+
+	// Ingest again, through the bulk endpoint: n more tables with new names.
+	logf("%s: bulk-ingesting %d tables, %d per request, %d workers", driver, c.n, bulkBatch, c.workers)
+	if wall, err := ingestBulk(ctx, ing, c.seed, c.n, c.n, c.workers); err != nil {
+		res.failed = "bulk ingest: " + oneLine(err.Error())
+	} else {
+		res.bulkWall, res.bulkRate = wall, float64(c.n)/wall.Seconds()
+		logf("%s: bulk ingest %.0f tables/s (%s)", driver, res.bulkRate, wall.Round(time.Millisecond))
+	}
 
 	if hwm, rss, err := srv.peakRSS(); err == nil {
 		res.peakRSS, res.endRSS = hwm, rss

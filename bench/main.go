@@ -1,7 +1,7 @@
 // Command bench is Meridian's benchmark harness. It is a report, not a test.
 //
 //	go run ./bench [-n 10000] [-drivers sqlite,postgres] [-workers 8] [-samples 1000]
-//	               [-out bench/report.md] [-postgres-url postgres://…]
+//	               [-o bench/report.md] [-postgres-url postgres://…]
 //
 // For each store driver it builds the meridian binary once, starts `meridian serve` on a
 // free loopback port with a fresh data directory (and, for PostgreSQL, a throwaway
@@ -10,8 +10,11 @@
 // over streamable HTTP and over stdio, against the REST calls doing the same work), each
 // -samples times, one request after another on one connection. It then
 // stops the server, opens the same database directly with the driver and times the
-// floor: the same GET by name done as a raw Tx.GetByFQN plus a JSON decode. The report
-// (a markdown table) goes to -out and to stdout. See bench/README.md.
+// floor: the same GET by name done as a raw Tx.GetByFQN plus a JSON decode. Beside it, in
+// the same run, a static HTTP server answering the same bytes is the HTTP floor, and n
+// more tables are loaded through the bulk endpoint. The report (a markdown table) goes
+// to stdout and to -o, which is a file in the system's temporary directory unless
+// given, so a run does not dirty the checkout. See bench/README.md.
 package main
 
 import (
@@ -56,7 +59,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&drivers, "drivers", "sqlite,postgres", "comma-separated store drivers: sqlite, postgres")
 	fs.IntVar(&c.workers, "workers", 8, "concurrent ingest clients")
 	fs.IntVar(&c.samples, "samples", 1000, "timed samples per operation")
-	fs.StringVar(&c.out, "out", "bench/report.md", "report file (relative to the module root); empty for none")
+	defaultOut := filepath.Join(os.TempDir(), "meridian-bench-report.md")
+	fs.StringVar(&c.out, "o", defaultOut, "report file, relative to the module root (bench/report.md to update the committed one); empty for none")
+	fs.StringVar(&c.out, "out", defaultOut, "same as -o")
 	fs.StringVar(&c.postgresURL, "postgres-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL server; a throwaway database meridian_bench_<random> is created on it and dropped")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated catalog and of the sampled tables")

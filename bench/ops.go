@@ -143,8 +143,7 @@ func restSurface(c *client, getFQNs, patchFQNs, queries []string) surface {
 		{
 			name: "GET table by name (fields=columns)",
 			run: func(ctx context.Context, i int) (time.Duration, error) {
-				_, d, err := timed(ctx, http.MethodGet,
-					"/api/v1/tables/name/"+url.PathEscape(getFQNs[i%len(getFQNs)])+"?fields=columns", "", nil)
+				_, d, err := timed(ctx, http.MethodGet, getByNamePath(getFQNs[i%len(getFQNs)]), "", nil)
 				return d, err
 			},
 		},

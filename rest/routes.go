@@ -1,10 +1,12 @@
 package rest
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
 )
 
 // route is one row of the route table: New serves each row on the router, and the
@@ -158,6 +160,15 @@ func (s *server) kindRoutes(k *meridian.Kind) []route {
 			summary:   "Restore a soft-deleted " + k.Name,
 			body:      jsonBody("The id of the entity to restore.", schemaRef("RestoreEntity"), true),
 			responses: responses(obj{"200": resp("The restored entity.", entity, "Change")}, 400, 403, 404, 413)},
+		{method: http.MethodPut, path: p + "/bulk", handler: s.h(s.bulk(k)), id: "bulkCreateOrUpdate" + many,
+			summary: "Create or update many " + k.Name + " entities",
+			description: fmt.Sprintf("PUT /bulk takes a JSON array of create requests, as OpenMetadata's bulk API does. Each "+
+				"element is created or updated as a PUT of it alone would: validated, versioned and evented on its own, "+
+				"with a result of its own. At most %d elements; an entity that fails does not fail the others.", store.MaxBulk),
+			body: jsonBody("The create requests.", obj{"type": "array", "maxItems": store.MaxBulk,
+				"items": schemaRef(createSchemaName(k))}, true),
+			responses: responses(obj{"200": resp("The outcome of every element.", schemaRef("BulkOperationResult"))},
+				400, 403, 413)},
 
 		{method: http.MethodGet, path: p + "/{id}", handler: s.h(s.get(k, byID)), id: "get" + one,
 			summary: "Get a " + k.Name + " by id", params: cat(byIDParams, readParams),

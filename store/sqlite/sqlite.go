@@ -9,6 +9,11 @@
 // which WAL lets run beside the writer. Each pool prepares the driver's fixed
 // statements once (stmts.go), so transactions do not parse their SQL again.
 //
+// The engine's write transactions are committed in groups (DB implements
+// store.GroupCommitter with a store.Group): writers that arrive while another commits
+// share the next transaction, each in its own savepoint, so one fsync makes several
+// writes durable, and each is acknowledged only after that commit.
+//
 // The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …)
 // and by the migrations of the store.Modules the file is opened with, each applied in
 // its own transaction and recorded in module_migrations (migrate.go). Module statements
@@ -55,9 +60,14 @@ type DB struct {
 	writerModStmts, readerModStmts *moduleStmts
 
 	modules []store.Module
+
+	group *store.Group // commits the engine's concurrent writes together
 }
 
-var _ store.Driver = (*DB)(nil)
+var (
+	_ store.Driver         = (*DB)(nil)
+	_ store.GroupCommitter = (*DB)(nil)
+)
 
 // Open opens the catalog file at path, creating it and its parent directory when
 // missing, and brings its schema up to date. It fails when the file was written by a
@@ -85,6 +95,9 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 			"foreign_keys(1)",
 			"journal_mode(WAL)",
 			"synchronous(FULL)",
+			// Savepoints (one per write of a group commit or a bulk chunk) keep their
+			// sub-journal in memory rather than in a temporary file.
+			"temp_store(MEMORY)",
 		},
 		"_txlock": {"immediate"},
 	}))
@@ -97,6 +110,7 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{path: path, writer: writer, modules: modules, writerModStmts: newModuleStmts(writer)}
+	db.group = store.NewGroup(func(ctx context.Context) (store.Tx, error) { return db.Begin(ctx, true) })
 	if err := db.checkWAL(ctx); err != nil {
 		writer.Close()
 		return nil, err
@@ -190,6 +204,12 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 
 // Modules returns the modules the database was opened with.
 func (db *DB) Modules() []store.Module { return db.modules }
+
+// Group runs f in the next group commit of the writer: it returns f's error, or nil
+// once the transaction holding f's writes has committed.
+func (db *DB) Group(ctx context.Context, f func(store.Tx) error) error {
+	return db.group.Group(ctx, f)
+}
 
 // Close closes both connection pools.
 func (db *DB) Close() error {

@@ -70,6 +70,9 @@ func Run(t *testing.T, open Open) {
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
 		{"ImmutableAndPrivilegedFieldsHoldForEveryVerb", testImmutableAndPrivilegedFieldsHoldForEveryVerb},
 		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
+		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
+		{"BulkIsBounded", testBulkIsBounded},
+		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// MaxBulk is the most entities one bulk write takes.
+const MaxBulk = 1000
+
+// bulkChunk is how many entities of a bulk write share one transaction.
+const bulkChunk = 100
+
+// BulkItem is the outcome of one entity of a bulk write: its Result, or its error.
+type BulkItem struct {
+	Result Result
+	Err    error
+}
+
+// BulkCreateOrUpdate creates or updates many entities of one kind, each exactly as
+// CreateOrUpdate would alone (authorization, the before-write sequence, a version and
+// a change event of its own), and answers one item per body, in order. The entities
+// are written in chunks of bulkChunk, one transaction each, every entity in a
+// savepoint, so an entity that fails is rolled back alone and the others commit.
+// An item's Err has the codes of CreateOrUpdate. The method itself returns EInvalid
+// (unknown kind, more than MaxBulk bodies) before writing anything; any other error
+// means the write stopped: the items before the failed chunk are committed, and those
+// of the failed chunk and after it carry that error.
+func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal, kind string, bodies []meridian.Entity) ([]BulkItem, error) {
+	k, err := s.reg.MustKind(kind)
+	if err != nil {
+		return nil, err
+	}
+	if len(bodies) > MaxBulk {
+		return nil, meridian.Errorf(meridian.EInvalid, "A bulk request takes at most %d entities, got %d", MaxBulk, len(bodies))
+	}
+	items := make([]BulkItem, len(bodies))
+	for start := 0; start < len(bodies); start += bulkChunk {
+		chunk := items[start:min(start+bulkChunk, len(bodies))]
+		err := s.inTx(ctx, func(tx Tx) error {
+			cctx := withChunk(ctx, tx)
+			for i := range chunk {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				res, err := s.CreateOrUpdate(cctx, p, k.Name, bodies[start+i])
+				if errors.Is(err, errTxLost) {
+					return err // the chunk's transaction is gone: nothing more runs in it
+				}
+				chunk[i] = BulkItem{Result: res, Err: err}
+			}
+			return nil
+		})
+		if err != nil {
+			for i := start; i < len(items); i++ {
+				items[i] = BulkItem{Err: err}
+			}
+			return items, err
+		}
+	}
+	return items, nil
+}

@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// GroupCommitter is a Driver capability. A driver whose writers take turns anyway and
+// whose every commit costs an fsync (SQLite) implements it, and the engine then sends
+// each write transaction through Group instead of Begin and Commit: concurrent writes
+// are committed together, one fsync for several transactions. Group returns f's error,
+// or nil only once f's writes are durable. A Group is the usual implementation.
+type GroupCommitter interface {
+	Group(ctx context.Context, f func(Tx) error) error
+}
+
+// MaxGroup is the most write transactions a Group commits together.
+const MaxGroup = 64
+
+// Group commits concurrent write transactions in groups. There is no goroutine of its
+// own: the first writer to find no group running leads one, and when its group has
+// committed it hands the lead to the oldest writer still waiting, which commits every
+// write that queued meanwhile (up to MaxGroup) in one transaction. Each write runs in
+// a savepoint of that transaction, so a write that fails is rolled back alone and gets
+// its own error, and the others commit. A write alone commits at once, with no delay.
+//
+// A write that succeeded in a group whose transaction was lost before its commit (a
+// savepoint could not be rolled back or released, for example after SQLite rolled back
+// the whole transaction on an interrupt) is run again in the next group, so f may run
+// more than once; like any transaction body it must have no effect outside tx.
+type Group struct {
+	begin func(context.Context) (Tx, error)
+
+	mu      sync.Mutex
+	pending []*groupCall
+	running bool
+}
+
+// groupCall is one write waiting in a Group.
+type groupCall struct {
+	ctx  context.Context
+	f    func(Tx) error
+	err  error
+	done bool          // err is final
+	wake chan struct{} // signalled when done, or when this call is to lead
+}
+
+// NewGroup returns a Group whose transactions begin, writable, with begin.
+func NewGroup(begin func(context.Context) (Tx, error)) *Group {
+	return &Group{begin: begin}
+}
+
+// Group runs f in a savepoint of a shared write transaction and returns once that
+// transaction has committed (nil) or f has failed (its error). A failed commit is
+// returned to every write of the group.
+func (g *Group) Group(ctx context.Context, f func(Tx) error) error {
+	c := &groupCall{ctx: ctx, f: f, wake: make(chan struct{}, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, c)
+	lead := !g.running
+	g.running = true
+	g.mu.Unlock()
+	if lead {
+		g.lead()
+	}
+	for {
+		<-c.wake
+		g.mu.Lock()
+		done := c.done
+		g.mu.Unlock()
+		if done {
+			return c.err
+		}
+		g.lead()
+	}
+}
+
+// lead commits one group, then hands the lead to the oldest waiting write, if any.
+func (g *Group) lead() {
+	g.mu.Lock()
+	n := min(len(g.pending), MaxGroup)
+	calls := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	g.mu.Unlock()
+
+	retry := g.commit(calls)
+
+	g.mu.Lock()
+	for _, c := range calls {
+		if c.done {
+			c.wake <- struct{}{}
+		}
+	}
+	g.pending = append(retry, g.pending...)
+	if len(g.pending) > 0 {
+		g.pending[0].wake <- struct{}{}
+	} else {
+		g.running = false
+	}
+	g.mu.Unlock()
+}
+
+// commit runs calls in one transaction and marks each done with its outcome, except
+// those it returns, which must run again in another transaction.
+func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
+	finish := func(c *groupCall, err error) {
+		g.mu.Lock()
+		c.err, c.done = err, true
+		g.mu.Unlock()
+	}
+	// The transaction outlives any one caller's context: a caller that goes away must
+	// not roll back the others' writes.
+	tx, err := g.begin(context.Background())
+	if err != nil {
+		for _, c := range calls {
+			finish(c, err)
+		}
+		return nil
+	}
+	defer tx.Rollback()
+	if len(calls) == 1 {
+		// A write alone needs no savepoint: its failure rolls back the transaction.
+		c := calls[0]
+		err := c.ctx.Err()
+		if err == nil {
+			err = c.f(tx)
+		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		finish(c, err)
+		return nil
+	}
+	var ok []*groupCall
+	for i, c := range calls {
+		if err := c.ctx.Err(); err != nil {
+			finish(c, err)
+			continue
+		}
+		err := savepoint(tx, c.f)
+		if errors.Is(err, errTxLost) {
+			// The transaction is gone: this write fails, the others run again.
+			finish(c, err)
+			return append(ok, calls[i+1:]...)
+		}
+		if err != nil {
+			finish(c, err)
+			continue
+		}
+		ok = append(ok, c)
+	}
+	err = tx.Commit()
+	for _, c := range ok {
+		finish(c, err)
+	}
+	return nil
+}
+
+// savepointName names the savepoint of one write; a nested one shadows the outer.
+const savepointName = "meridian_write"
+
+// errTxLost is wrapped by savepoint's error when the enclosing transaction can no
+// longer be used.
+var errTxLost = errors.New("the transaction was lost")
+
+// savepoint runs f in a savepoint of tx: when f fails, its writes are rolled back and
+// the transaction goes on without them. The error wraps errTxLost when the savepoint
+// itself could not be set, released or rolled back. The savepoint statements run with
+// a background context: a caller going away must not interrupt them.
+func savepoint(tx Tx, f func(Tx) error) error {
+	q, bg := tx.SQL(), context.Background()
+	if _, err := q.Exec(bg, "SAVEPOINT "+savepointName); err != nil {
+		return fmt.Errorf("%w: savepoint: %w", errTxLost, err)
+	}
+	if err := f(tx); err != nil {
+		if _, rerr := q.Exec(bg, "ROLLBACK TO SAVEPOINT "+savepointName); rerr != nil {
+			return fmt.Errorf("%w: %w (rollback to savepoint: %w)", errTxLost, err, rerr)
+		}
+		if _, rerr := q.Exec(bg, "RELEASE SAVEPOINT "+savepointName); rerr != nil {
+			return fmt.Errorf("%w: %w (release savepoint: %w)", errTxLost, err, rerr)
+		}
+		return err
+	}
+	if _, err := q.Exec(bg, "RELEASE SAVEPOINT "+savepointName); err != nil {
+		return fmt.Errorf("%w: release savepoint: %w", errTxLost, err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// TestGroupCommitsConcurrentWritesTogether sends 32 concurrent writes through a Group
+// over the writer: fewer transactions than writes commit, every write but the failing
+// one is durable, and the failing one is rolled back alone with its own error.
+func TestGroupCommitsConcurrentWritesTogether(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var begins atomic.Int64
+	g := store.NewGroup(func(ctx context.Context) (store.Tx, error) {
+		begins.Add(1)
+		return db.Begin(ctx, true)
+	})
+	const writes, failing = 32, 7
+	errFail := errors.New("this write fails")
+	errs := make([]error, writes)
+	var wg sync.WaitGroup
+	for i := 0; i < writes; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = g.Group(ctx, func(tx store.Tx) error {
+				if err := tx.PutSetting(ctx, fmt.Sprintf("k%02d", i), "v"); err != nil {
+					return err
+				}
+				time.Sleep(time.Millisecond) // let the others queue
+				if i == failing {
+					return errFail
+				}
+				return nil
+			})
+		}(i)
+	}
+	wg.Wait()
+	if n := begins.Load(); n >= writes {
+		t.Errorf("%d transactions for %d concurrent writes: nothing was grouped", n, writes)
+	}
+	tx, err := db.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for i, err := range errs {
+		_, gerr := tx.Setting(ctx, fmt.Sprintf("k%02d", i))
+		switch {
+		case i == failing:
+			if !errors.Is(err, errFail) || meridian.ErrorCode(gerr) != meridian.ENotFound {
+				t.Errorf("failing write: err %v, its setting %v", err, gerr)
+			}
+		case err != nil || gerr != nil:
+			t.Errorf("write %d: err %v, its setting %v", i, err, gerr)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// tableEvents counts the outbox events of each table FQN.
+func (f *Fixture) tableEvents() map[string]int {
+	f.T.Helper()
+	tx, err := f.Driver.Begin(f.Ctx, false)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	defer tx.Rollback()
+	evs, err := tx.Events(f.Ctx, store.EventQuery{EntityTypes: []string{"table"}})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range evs {
+		out[e.EntityFQN]++
+	}
+	return out
+}
+
+func tableBody(name, dataType string) meridian.Entity {
+	return meridian.Entity{"name": name, "databaseSchema": "svc.db.sch",
+		"columns": []any{map[string]any{"name": "id", "dataType": dataType}}}
+}
+
+func testBulkWritesEachEntityAsIfSentAlone(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	f.Table("existing", `[{"name":"id","dataType":"INT"}]`)
+	// 250 bodies cross chunk boundaries; a few of them fail, each in its own way.
+	var bodies []meridian.Entity
+	for i := 0; i < 250; i++ {
+		bodies = append(bodies, tableBody(fmt.Sprintf("t%03d", i), "BIGINT"))
+	}
+	bodies[7] = tableBody("bad_type", "NOT_A_TYPE")
+	bodies[120] = meridian.Entity{"name": "orphan", "databaseSchema": "svc.db.missing",
+		"columns": []any{map[string]any{"name": "id", "dataType": "INT"}}}
+	bodies[130] = tableBody("existing", "INT") // an update
+	bodies[130]["description"] = "now described"
+	bodies[249] = tableBody("t000", "BIGINT") // the same FQN again
+
+	items, err := f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", bodies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != len(bodies) {
+		t.Fatalf("%d items for %d bodies", len(items), len(bodies))
+	}
+	WantCode(t, items[7].Err, meridian.EInvalid)
+	WantCode(t, items[120].Err, meridian.ENotFound)
+	for i, it := range items {
+		if i == 7 || i == 120 {
+			continue
+		}
+		if it.Err != nil {
+			t.Fatalf("item %d: %v", i, it.Err)
+		}
+	}
+	if items[130].Result.Created || num(items[130].Result.Entity["version"]) != 0.2 {
+		t.Fatalf("the existing table was not updated to 0.2: %+v", items[130].Result)
+	}
+	// The repeated t000 sees the first one, written earlier in the same request.
+	if items[249].Result.Created || items[249].Result.Change != meridian.EventEntityNoChange {
+		t.Fatalf("the repeated t000 = %+v, want no change", items[249].Result)
+	}
+	if !items[0].Result.Created || num(items[0].Result.Entity["version"]) != 0.1 {
+		t.Fatalf("t000 = %+v, want created at 0.1", items[0].Result)
+	}
+
+	events := f.tableEvents()
+	for i, b := range bodies {
+		fqn := "svc.db.sch." + b.Name()
+		want := 1
+		switch i {
+		case 7, 120:
+			want = 0
+			if _, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName(fqn), store.GetOptions{}); meridian.ErrorCode(err) != meridian.ENotFound {
+				t.Fatalf("the failed %s was written: %v", b.Name(), err)
+			}
+		case 130:
+			want = 2 // created, then updated
+		}
+		if events[fqn] != want && i != 249 {
+			t.Fatalf("%s: %d events, want %d", fqn, events[fqn], want)
+		}
+	}
+	if events["svc.db.sch.t000"] != 1 {
+		t.Fatalf("t000: %d events, want 1", events["svc.db.sch.t000"])
+	}
+}
+
+func testBulkIsBounded(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	bodies := make([]meridian.Entity, store.MaxBulk+1)
+	for i := range bodies {
+		bodies[i] = tableBody(fmt.Sprintf("t%04d", i), "INT")
+	}
+	_, err := f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", bodies)
+	WantCode(t, err, meridian.EInvalid)
+	if n := len(f.tableEvents()); n != 0 {
+		t.Fatalf("%d tables written by a refused bulk write", n)
+	}
+	_, err = f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "noSuchKind", bodies[:1])
+	if meridian.ErrorCode(err) == "" {
+		t.Fatal("an unknown kind must be refused")
+	}
+}
+
+// testConcurrentWritesCommitAlone checks the write path under concurrency (group commit
+// on the drivers that have it): 8 writers create tables, every third one invalid, and
+// each pair of writers races for the same names. Each valid name is created exactly
+// once, with one event; an invalid one is never written; every error is the writer's
+// own.
+func testConcurrentWritesCommitAlone(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	const writers, each = 8, 30
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		created = map[string]int{}
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				name := fmt.Sprintf("p%d_t%02d", w/2, i) // writers 2k and 2k+1 race for each name
+				dataType := "INT"
+				if i%3 == 2 {
+					dataType = "NOT_A_TYPE"
+				}
+				_, err := f.E.Create(f.Ctx, f.Admin, "table", tableBody(name, dataType))
+				switch code := meridian.ErrorCode(err); {
+				case err == nil:
+					mu.Lock()
+					created[name]++
+					mu.Unlock()
+				case i%3 == 2 && code == meridian.EInvalid, i%3 != 2 && code == meridian.EConflict:
+				default:
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	events := f.tableEvents()
+	for p := 0; p < writers/2; p++ {
+		for i := 0; i < each; i++ {
+			name := fmt.Sprintf("p%d_t%02d", p, i)
+			want := 1
+			if i%3 == 2 {
+				want = 0
+			}
+			if created[name] != want || events["svc.db.sch."+name] != want {
+				t.Fatalf("%s: created %d times with %d events, want %d", name, created[name], events["svc.db.sch."+name], want)
+			}
+		}
+	}
+}
