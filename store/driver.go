@@ -1,10 +1,23 @@
 // Package store is Meridian's entity engine, written once over a narrow Driver: create,
-// create-or-update with OpenMetadata's merge rules, JSON Patch, versions and
-// changeDescription, soft, hard and recursive delete, restore, followers, relationships
-// and the transactional outbox. The SQL lives in the drivers (store/sqlite,
-// store/postgres); the rules live here. Capabilities (auth, quality, …) own their
-// tables as Modules, with their own migrations, and reach them through Tx.SQL in the
-// engine's transactions (module.go).
+// create-or-update with OpenMetadata's merge rules, JSON Patch and Edit, bulk writes,
+// versions and changeDescription, soft, hard and recursive delete, restore, followers,
+// relationships, the transactional outbox and its dispatcher. The SQL lives in the
+// drivers (store/sqlite, store/postgres); the rules live here and in the kinds.
+//
+// The seams:
+//   - One write path (before.go): every verb that creates or changes an entity runs
+//     beforeWrite — immutable and privileged fields, prepare and defaults, the JSON
+//     Schema, the kind's own rules (meridian.Kind.Prepare and Validate, with read access
+//     to the catalog), governance. Read-modify-write happens in one transaction (Edit).
+//   - Modules (module.go): a capability (auth, quality, jobs, …) owns its tables, with
+//     its own migrations numbered alike on both drivers, and reaches them through Tx.SQL
+//     in the engine's transactions.
+//   - The outbox (outbox.go): each write commits its change event with it; the
+//     Dispatcher delivers events to each Consumer in its own goroutine, outside the write
+//     transaction, at least once, and prunes delivered events after the retention.
+//   - Jobs (jobs.go, store/jobs): durable asynchronous work, such as async deletes.
+//
+// Each Entities method lists the meridian error codes it returns.
 package store
 
 import (
