@@ -277,7 +277,7 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 		return Result{}, err
 	}
 	return s.Edit(ctx, p, kind, key, ifMatch, func(e meridian.Entity) (meridian.Entity, error) {
-		return ApplyPatch(e, ops)
+		return ApplyPatch(ctx, e, ops)
 	})
 }
 
