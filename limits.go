@@ -1,6 +1,7 @@
 package meridian
 
 import (
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -30,23 +31,27 @@ func CheckDocument(e Entity) error {
 	if n := JSONSize(map[string]any(e), MaxDocumentBytes); n > MaxDocumentBytes {
 		return Errorf(EInvalid, "The document is larger than the maximum of %d bytes (serialized as JSON)", MaxDocumentBytes)
 	}
-	columns := 0
-	return checkArrays(map[string]any(e), "", 1, &columns)
+	c := docCheck{}
+	return c.walk(map[string]any(e), "", 1, false)
 }
 
-func checkArrays(v any, key string, depth int, columns *int) error {
-	if _, ok := v.(map[string]any); ok && depth > MaxDepth {
-		return Errorf(EInvalid, "The document nests deeper than the maximum of %d levels", MaxDepth)
-	}
+// docCheck walks a document for CheckDocument, counting columns: the items of every
+// columns array and of the children arrays of columns.
+type docCheck struct{ columns int }
+
+func (c *docCheck) walk(v any, key string, depth int, inColumn bool) error {
 	switch t := v.(type) {
+	case Entity:
+		return c.walk(map[string]any(t), key, depth, inColumn)
 	case map[string]any:
+		if depth > MaxDepth {
+			return Errorf(EInvalid, "The document nests deeper than the maximum of %d levels", MaxDepth)
+		}
 		for k, x := range t {
-			if err := checkArrays(x, k, depth+1, columns); err != nil {
+			if err := c.walk(x, k, depth+1, inColumn); err != nil {
 				return err
 			}
 		}
-	case Entity:
-		return checkArrays(map[string]any(t), key, depth, columns)
 	case []any:
 		if depth > MaxDepth {
 			return Errorf(EInvalid, "The document nests deeper than the maximum of %d levels", MaxDepth)
@@ -54,13 +59,14 @@ func checkArrays(v any, key string, depth int, columns *int) error {
 		if len(t) > MaxArrayItems {
 			return Errorf(EInvalid, "%s has more than the maximum of %d items", key, MaxArrayItems)
 		}
-		if key == "columns" || key == "children" {
-			if *columns += len(t); *columns > MaxColumns {
+		columns := key == "columns" || (key == "children" && inColumn)
+		if columns {
+			if c.columns += len(t); c.columns > MaxColumns {
 				return Errorf(EInvalid, "The document has more than the maximum of %d columns", MaxColumns)
 			}
 		}
 		for _, x := range t {
-			if err := checkArrays(x, key, depth+1, columns); err != nil {
+			if err := c.walk(x, key, depth+1, columns); err != nil {
 				return err
 			}
 		}
@@ -99,12 +105,14 @@ func (s *sizer) add(v any) {
 	case string:
 		s.n += stringSize(t)
 	case float64:
-		var buf [32]byte
-		s.n += len(strconv.AppendFloat(buf[:0], t, 'g', -1, 64))
+		s.n += floatSize(t)
 	case Entity:
 		s.add(map[string]any(t))
 	case map[string]any:
-		s.n += 2 + len(t) // braces, colons and commas
+		s.n += 2 + 2*len(t) // braces, colons and commas
+		if len(t) > 0 {
+			s.n--
+		}
 		for k, x := range t {
 			if s.n += stringSize(k); s.over() {
 				return
@@ -113,6 +121,9 @@ func (s *sizer) add(v any) {
 		}
 	case []any:
 		s.n += 2 + len(t)
+		if len(t) > 0 {
+			s.n--
+		}
 		for _, x := range t {
 			if s.add(x); s.over() {
 				return
@@ -121,6 +132,19 @@ func (s *sizer) add(v any) {
 	default:
 		s.n += 16
 	}
+}
+
+// floatSize is the length of f as encoding/json writes it.
+func floatSize(f float64) int {
+	var buf [32]byte
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		b := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			return n - 1 // e-07 is written e-7
+		}
+		return len(b)
+	}
+	return len(strconv.AppendFloat(buf[:0], f, 'f', -1, 64))
 }
 
 // stringSize is the length of s as a JSON string: quotes, escapes of control
