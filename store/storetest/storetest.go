@@ -68,6 +68,11 @@ func Run(t *testing.T, open Open) {
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
 		{"ImmutableAndPrivilegedFieldsHoldForEveryVerb", testImmutableAndPrivilegedFieldsHoldForEveryVerb},
 		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
+		{"DocumentLimitsHoldForEveryVerb", testDocumentLimitsHoldForEveryVerb},
+		{"PatchStopsWhenTheCallerGivesUp", testPatchStopsWhenTheCallerGivesUp},
+		{"SearchBoundsHoldOnTheDriver", testSearchBoundsHoldOnTheDriver},
+		{"ConcurrentChangeWithoutIfMatchIs409", testConcurrentChangeWithoutIfMatchIs409},
+		{"TableTypeDefaultsToRegular", testTableTypeDefaultsToRegular},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
