@@ -148,6 +148,9 @@ func ApplyPatch(ctx context.Context, doc meridian.Entity, ops []PatchOp) (meridi
 	p := &patcher{root: normalize(map[string]any(doc)).(map[string]any)}
 	p.size = meridian.JSONSize(p.root, 0)
 	p.work = p.size
+	// A document stored before the limit existed may still shrink; the before-write
+	// sequence refuses the result if it stays too large.
+	p.limit = max(meridian.MaxDocumentBytes, p.size)
 	for i, op := range ops {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -155,7 +158,7 @@ func ApplyPatch(ctx context.Context, doc meridian.Entity, ops []PatchOp) (meridi
 		if err := p.apply(op); err != nil {
 			return nil, meridian.Errorf(meridian.EInvalid, "Invalid JSON Patch: operation %d (%s %s): %s", i, op.Op, op.Path, err.Error())
 		}
-		if p.size > meridian.MaxDocumentBytes {
+		if p.size > p.limit {
 			return nil, meridian.Errorf(meridian.EInvalid, "Invalid JSON Patch: operation %d (%s %s): the document would be larger than the maximum of %d bytes",
 				i, op.Op, op.Path, meridian.MaxDocumentBytes)
 		}
@@ -168,11 +171,12 @@ func ApplyPatch(ctx context.Context, doc meridian.Entity, ops []PatchOp) (meridi
 }
 
 // patcher applies operations to one decoded document. size is the document's JSON size
-// as meridian.JSONSize counts it, kept up to date by every operation; work counts the
-// bytes of values decoded, copied, measured and compared so far.
+// as meridian.JSONSize counts it, kept up to date by every operation, and limit the
+// most it may reach; work counts the bytes of values decoded, copied, measured and
+// compared so far.
 type patcher struct {
-	root       map[string]any
-	size, work int
+	root              map[string]any
+	size, limit, work int
 }
 
 // patchError is why an operation cannot be applied.
@@ -193,7 +197,7 @@ func (p *patcher) apply(op PatchOp) error {
 		}
 		return p.replace(path, v, n)
 	case "remove":
-		_, err := p.remove(path)
+		_, _, err := p.remove(path)
 		return err
 	case "test":
 		v, _, err := p.decode(op.Value)
@@ -216,11 +220,10 @@ func (p *patcher) apply(op PatchOp) error {
 		if strings.HasPrefix(op.Path, op.From+"/") {
 			return patchError("cannot move " + op.From + " into one of its own children")
 		}
-		v, err := p.remove(splitPointer(op.From))
+		v, n, err := p.remove(splitPointer(op.From))
 		if err != nil {
 			return err
 		}
-		n := p.measure(v, 0)
 		return p.add(path, v, n)
 	case "copy":
 		v, err := p.get(splitPointer(op.From))
@@ -228,10 +231,7 @@ func (p *patcher) apply(op PatchOp) error {
 			return err
 		}
 		// Measure before copying, and only as far as the document may still grow.
-		room := meridian.MaxDocumentBytes - p.size
-		if room < 1 {
-			room = 1
-		}
+		room := max(p.limit-p.size, 1)
 		n := p.measure(v, room)
 		if n > room {
 			return patchError("the copy would make the document larger than the maximum of " +
@@ -377,18 +377,18 @@ func (p *patcher) replace(path []string, v any, n int) error {
 	return p.add(path, v, n)
 }
 
-// remove takes the value at path out of the document and returns it.
-func (p *patcher) remove(path []string) (any, error) {
+// remove takes the value at path out of the document and returns it with its size.
+func (p *patcher) remove(path []string) (any, int, error) {
 	s, err := p.locate(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var v any
 	switch c := s.parent.(type) {
 	case map[string]any:
 		var ok bool
 		if v, ok = c[s.key]; !ok {
-			return nil, patchError("member " + strconv.Quote(s.key) + " does not exist")
+			return nil, 0, patchError("member " + strconv.Quote(s.key) + " does not exist")
 		}
 		delete(c, s.key)
 		p.size -= 1 + stringSizeOf(s.key)
@@ -396,7 +396,7 @@ func (p *patcher) remove(path []string) (any, error) {
 		l := c.([]any)
 		i, err := index(s.key, len(l)-1)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		v = l[i]
 		copy(l[i:], l[i+1:])
@@ -404,8 +404,9 @@ func (p *patcher) remove(path []string) (any, error) {
 		s.set(l[:len(l)-1])
 		p.size--
 	}
-	p.size -= p.measure(v, 0)
-	return v, nil
+	n := p.measure(v, 0)
+	p.size -= n
+	return v, n, nil
 }
 
 // stringSizeOf is the JSON size of an object key.
