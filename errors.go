@@ -17,6 +17,7 @@ const (
 	EConflict           = "conflict"
 	EPreconditionFailed = "precondition_failed"
 	ETooManyRequests    = "too_many_requests"
+	EUnavailable        = "unavailable"
 	EInternal           = "internal"
 )
 
@@ -78,6 +79,8 @@ func HTTPStatus(code string) int {
 		return 412
 	case ETooManyRequests:
 		return 429
+	case EUnavailable:
+		return 503
 	case "":
 		return 200
 	}

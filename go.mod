@@ -3,7 +3,6 @@ module github.com/meridian-catalog/meridian
 go 1.26.0
 
 require (
-	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0

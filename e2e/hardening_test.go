@@ -267,11 +267,11 @@ func mcpHeaders(extra ...string) map[string]string {
 	return h
 }
 
-// TestMCPOversizedBodyIs413: a body beyond 16 MiB is 413, announced or chunked, with a
+// TestMCPOversizedBodyIs413: a body beyond 9 MiB is 413, announced or chunked, with a
 // JSON-RPC error, not a 400 parse error.
 func TestMCPOversizedBodyIs413(t *testing.T) {
 	s := startServer(t)
-	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), bytes.Repeat([]byte("a"), 17<<20)...)
+	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), bytes.Repeat([]byte("a"), 10<<20)...)
 	big = append(big, `"}}`...)
 	r := s.admin.do("POST", "/mcp", big, mcpHeaders())
 	wantMCP413(t, r)

@@ -88,7 +88,7 @@ func statusOf(err error) (int, string) {
 		status = http.StatusInternalServerError
 	}
 	msg := meridian.ErrorMessage(err)
-	if status >= 500 && code != meridian.EInternal {
+	if status >= 500 && code != meridian.EInternal && code != meridian.EUnavailable {
 		msg = "Internal error"
 	}
 	return status, msg

@@ -436,7 +436,7 @@ var errorStatuses = map[int]struct{ name, description string }{
 	404: {"NotFound", "The entity, version or path does not exist."},
 	409: {"Conflict", "A naming conflict or a concurrent modification."},
 	412: {"PreconditionFailed", "If-Match names another version."},
-	413: {"PayloadTooLarge", "The body is larger than 16 MiB."},
+	413: {"PayloadTooLarge", "The body is larger than 9 MiB."},
 	415: {"UnsupportedMediaType", "PATCH takes application/json-patch+json."},
 	429: {"TooManyRequests", "Too many requests or jobs are waiting; try again later."},
 }

@@ -166,10 +166,14 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeJSON parses a JSON body into any value. Malformed JSON is 400 "Invalid request
-// format: …".
+// format: …"; so is a body past the document limits on arrays, containers and depth
+// (meridian.ScanJSONLimits), which are checked before it is decoded.
 func decodeJSON(b []byte) (any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, invalid("Invalid request format: the body is empty")
+	}
+	if err := meridian.ScanJSONLimits(b); err != nil {
+		return nil, err
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {

@@ -26,8 +26,11 @@ import (
 	"github.com/meridian-catalog/meridian/store/jobs"
 )
 
-// MaxBodyBytes is the largest request body accepted; a larger one is answered 413.
-const MaxBodyBytes = 16 << 20
+// MaxBodyBytes is the largest request body accepted; a larger one is answered 413. It is
+// the largest entity document (meridian.MaxDocumentBytes) with room for the
+// whitespace of a pretty-printed body; a document past MaxDocumentBytes within it is
+// answered 400 by the store, naming the limit.
+const MaxBodyBytes = meridian.MaxDocumentBytes + 1<<20
 
 // Config wires the REST API.
 type Config struct {

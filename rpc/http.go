@@ -27,8 +27,9 @@ const (
 	MetadataPath = server.WellKnownProtectedResourcePath
 )
 
-// maxBodyBytes bounds an MCP request body.
-const maxBodyBytes = 16 << 20
+// maxBodyBytes bounds an MCP request body: the largest document plus room for the
+// JSON-RPC envelope, as for REST.
+const maxBodyBytes = meridian.MaxDocumentBytes + 1<<20
 
 // HTTP serves MCP over stateless streamable HTTP with Bearer JWT authentication and
 // Origin validation, and the RFC 9728 metadata documents.

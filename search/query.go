@@ -16,6 +16,17 @@ const (
 	MaxBuckets     = 100
 )
 
+// Cost limits: each word and each filter value costs the full-text engine work, and
+// the SQL a query becomes must stay within the engines' expression limits, so a query
+// is bounded in its words, its text and its filter values. MaxQueryLength bounds the
+// query text the edges parse (characters); the others bound a Query.
+const (
+	MaxTerms        = 32
+	MaxTermLength   = 255
+	MaxQueryLength  = 1000
+	MaxFilterValues = 64
+)
+
 // Mode selects how hits are retrieved and scored. The zero value is Keyword.
 type Mode string
 
@@ -80,9 +91,26 @@ type Query struct {
 }
 
 // Validate checks what can be checked without the kind registry: the mode, paging
-// within MaxSize and MaxWindow, known filter fields with values (true or false for
-// FieldDeleted), aggregatable fields and the bucket count. Errors are EInvalid.
+// within MaxSize and MaxWindow, at most MaxTerms terms of at most MaxTermLength bytes,
+// known filter fields with values (true or false for FieldDeleted), at most
+// MaxFilterValues values over all filters, aggregatable fields and the bucket count.
+// Errors are EInvalid.
 func (q Query) Validate() error {
+	if len(q.Terms) > MaxTerms {
+		return meridian.Errorf(meridian.EInvalid, "Search query has %d words, more than the maximum of %d", len(q.Terms), MaxTerms)
+	}
+	for _, t := range q.Terms {
+		if len(t) > MaxTermLength {
+			return meridian.Errorf(meridian.EInvalid, "Search query has a word longer than the maximum of %d bytes", MaxTermLength)
+		}
+	}
+	values := 0
+	for _, f := range q.Filters {
+		values += len(f.Values)
+	}
+	if values > MaxFilterValues {
+		return meridian.Errorf(meridian.EInvalid, "Search filters have %d values, more than the maximum of %d", values, MaxFilterValues)
+	}
 	switch {
 	case q.Mode != "" && q.Mode != Keyword:
 		return meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s)", q.Mode, Keyword)

@@ -19,7 +19,7 @@ import (
 //  4. the kind's own rules (Validate);
 //  5. governance (owners, reviewers, domains and data products, tags).
 //
-// An update runs it in two halves, prepare (1–2) and check (3–5), and stops between
+// An update runs it in two halves, prepare (0–2) and check (3–5), and stops between
 // them when the document did not change: a write that changes nothing is no write.
 // Errors: EInvalid, ENotFound (a referenced entity), EForbidden.
 func (s *Entities) beforeWrite(ctx context.Context, tx Tx, k *meridian.Kind, w *meridian.Write) error {
@@ -29,8 +29,11 @@ func (s *Entities) beforeWrite(ctx context.Context, tx Tx, k *meridian.Kind, w *
 	return s.check(ctx, tx, k, w)
 }
 
-// prepare is steps 1 and 2 of beforeWrite.
+// prepare is steps 0 to 2 of beforeWrite.
 func (s *Entities) prepare(ctx context.Context, tx Tx, k *meridian.Kind, w *meridian.Write) error {
+	if err := meridian.CheckDocument(w.New); err != nil {
+		return err
+	}
 	if err := s.checkFields(k, w); err != nil {
 		return err
 	}

@@ -271,15 +271,17 @@ func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string,
 }
 
 // Patch applies an RFC 6902 JSON Patch. ifMatch, when set, must equal the entity's
-// current ETag (or version). Errors: EInvalid (bad patch, immutable field, schema),
-// ENotFound, EPreconditionFailed (stale If-Match or a concurrent change), EForbidden.
+// current ETag (or version). The patch is bounded as a whole (ParsePatch, ApplyPatch)
+// and stops when ctx is done. Errors: EInvalid (bad patch, a patch limit, a document
+// limit, immutable field, schema), ENotFound, EPreconditionFailed (stale If-Match),
+// EConflict (a concurrent change), EForbidden.
 func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string, key Key, patch []byte, ifMatch string) (Result, error) {
 	ops, err := ParsePatch(patch)
 	if err != nil {
 		return Result{}, err
 	}
 	return s.Edit(ctx, p, kind, key, ifMatch, func(e meridian.Entity) (meridian.Entity, error) {
-		return ApplyPatch(e, ops)
+		return ApplyPatch(ctx, e, ops)
 	})
 }
 
@@ -290,7 +292,8 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 // ignored; masked secrets keep their stored value; everything else goes through the
 // same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
 // version). Errors: those of change, EInvalid (immutable field, schema, rules),
-// ENotFound, EPreconditionFailed (stale If-Match), EForbidden.
+// ENotFound, EPreconditionFailed (stale If-Match), EConflict (a concurrent change),
+// EForbidden.
 func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string, key Key, ifMatch string, change func(meridian.Entity) (meridian.Entity, error)) (Result, error) {
 	k, err := s.reg.MustKind(kind)
 	if err != nil {

@@ -94,6 +94,11 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	updated := Row{ID: row.ID, Kind: k.Name, Name: row.Name, FQN: row.FQN, Version: version, UpdatedAt: now,
 		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: w.row}
 	if err := tx.Update(ctx, updated, row.Version); err != nil {
+		if meridian.ErrorCode(err) == meridian.EPreconditionFailed {
+			// The caller's If-Match was checked against what this write read; a version
+			// that moved since is another client's concurrent change: 409, not 412.
+			return nil, "", meridian.Errorf(meridian.EConflict, "The entity was modified concurrently by another request. Please refresh and retry.")
+		}
 		return nil, "", err
 	}
 	if err := syncRelations(ctx, tx, k, row.ID, old, next); err != nil {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 
@@ -99,6 +100,11 @@ func searchMetadata(env *Env) *Tool {
 				return nil, withHint(meridian.Errorf(meridian.EInvalid, "from + size must be at most %d", search.MaxWindow),
 					"Narrow the query instead of paging this deep")
 			}
+			fields := a.String("fields")
+			if len(fields) > search.MaxQueryLength {
+				return nil, withHint(meridian.Errorf(meridian.EInvalid, "fields is longer than the maximum of %d characters", search.MaxQueryLength),
+					"Name a few document fields, e.g. \"columns,domains\"")
+			}
 			q, err := elastic.Parse(a.String("query"), a.String("queryFilter"))
 			if err != nil {
 				return nil, searchHint(err)
@@ -115,7 +121,7 @@ func searchMetadata(env *Env) *Tool {
 				return nil, searchHint(err)
 			}
 			var extra []string
-			for _, f := range strings.Split(a.String("fields"), ",") {
+			for _, f := range strings.Split(fields, ",") {
 				if f = strings.TrimSpace(f); f != "" {
 					extra = append(extra, f)
 				}
@@ -171,6 +177,10 @@ func hintOf(err error) string {
 
 // searchHint adds a hint to the engine's search errors.
 func searchHint(err error) error {
+	if msg := meridian.ErrorMessage(err); strings.Contains(msg, "than the maximum") {
+		return withHint(err, fmt.Sprintf("Search with fewer keywords (at most %d words, %d characters) and fewer filters (at most %d values)",
+			search.MaxTerms, search.MaxQueryLength, search.MaxFilterValues))
+	}
 	if meridian.ErrorCode(err) == meridian.EInvalid {
 		return withHint(err, "Use plain keywords (every word must match); filters go in queryFilter or as field:value")
 	}

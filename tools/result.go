@@ -58,6 +58,7 @@ var defaultHints = map[string]string{
 	meridian.EConflict:           "It already exists: read it with get_entity_details, or change it with update_entity or patch_entity",
 	meridian.EPreconditionFailed: "The entity changed meanwhile; read it again and retry",
 	meridian.ETooManyRequests:    "Wait a moment and retry",
+	meridian.EUnavailable:        "The catalog's database is briefly unavailable and nothing was written; retry",
 	meridian.EInternal:           "Retry later; if it keeps failing, report it to the catalog's administrators",
 }
 

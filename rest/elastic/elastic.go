@@ -14,6 +14,11 @@
 // leading - and must_not forms are rejected with EInvalid rather than silently ignored.
 //
 // query_filter: see ParseQueryFilter. Every parsing error is EInvalid.
+//
+// Bounds: q is at most search.MaxQueryLength characters and search.MaxTerms words;
+// query_filter is at most MaxFilterBytes bytes, MaxFilterClauses clauses and
+// MaxFilterDepth nested bool levels; the term filters of both hold at most
+// search.MaxFilterValues values in all (search.Query.Validate).
 package elastic
 
 import (
@@ -25,8 +30,8 @@ import (
 )
 
 // Parse reads q and query_filter into one keyword query: q's words, and the term
-// filters of q and of the filter, all required. The caller sets kinds, paging, the
-// deleted switch and aggregations. Errors: EInvalid.
+// filters of q and of the filter, all required, within the bounds above. The caller
+// sets kinds, paging, the deleted switch and aggregations. Errors: EInvalid.
 func Parse(q, queryFilter string) (search.Query, error) {
 	terms, filters, err := ParseSearchQuery(q)
 	if err != nil {
@@ -36,7 +41,11 @@ func Parse(q, queryFilter string) (search.Query, error) {
 	if err != nil {
 		return search.Query{}, err
 	}
-	return search.Query{Terms: terms, Filters: append(filters, more...)}, nil
+	out := search.Query{Terms: terms, Filters: append(filters, more...)}
+	if err := out.Validate(); err != nil {
+		return search.Query{}, err
+	}
+	return out, nil
 }
 
 // Response is Elasticsearch's search answer.

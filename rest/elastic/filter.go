@@ -55,6 +55,9 @@ func ParseQueryFilter(s string) ([]search.Filter, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
+	if len(s) > MaxFilterBytes {
+		return nil, meridian.Errorf(meridian.EInvalid, "query_filter is larger than the maximum of %d bytes", MaxFilterBytes)
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
@@ -77,11 +80,36 @@ func ParseQueryFilter(s string) ([]search.Filter, error) {
 			return nil, unsupportedFilter("query must be a JSON object")
 		}
 	}
-	var out []search.Filter
-	if err := parseClause(m, "query", &out); err != nil {
+	p := filterParser{}
+	if err := p.clause(m, "query", 1); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// Bounds of a query_filter, besides search.MaxFilterValues on the values of all its
+// term filters: its size in bytes, its clauses (term, terms, match, match_all and bool
+// objects) and how deep bool clauses nest.
+const (
+	MaxFilterBytes   = 16 << 10
+	MaxFilterClauses = 64
+	MaxFilterDepth   = 8
+)
+
+// filterParser reads one query_filter, counting what it bounds.
+type filterParser struct {
+	out     []search.Filter
+	clauses int
+	values  int
+}
+
+// add appends a filter, within search.MaxFilterValues over the whole filter.
+func (p *filterParser) add(f search.Filter) error {
+	if p.values += len(f.Values); p.values > search.MaxFilterValues {
+		return meridian.Errorf(meridian.EInvalid, "query_filter has more than the maximum of %d values", search.MaxFilterValues)
+	}
+	p.out = append(p.out, f)
+	return nil
 }
 
 // otherKeys returns m's keys but except, sorted; an empty except keeps every key (an
@@ -97,7 +125,13 @@ func otherKeys(m map[string]any, except string) []string {
 	return keys
 }
 
-func parseClause(m map[string]any, where string, out *[]search.Filter) error {
+func (p *filterParser) clause(m map[string]any, where string, depth int) error {
+	if p.clauses++; p.clauses > MaxFilterClauses {
+		return meridian.Errorf(meridian.EInvalid, "query_filter has more than the maximum of %d clauses", MaxFilterClauses)
+	}
+	if depth > MaxFilterDepth {
+		return meridian.Errorf(meridian.EInvalid, "query_filter nests bool clauses deeper than the maximum of %d levels", MaxFilterDepth)
+	}
 	if len(m) != 1 {
 		if len(m) == 0 {
 			return unsupportedFilter("an empty clause in %s", where)
@@ -112,7 +146,11 @@ func parseClause(m map[string]any, where string, out *[]search.Filter) error {
 			}
 			return nil
 		case "term", "terms", "match":
-			return parseLeaf(op, body, out)
+			f, err := parseLeaf(op, body)
+			if err != nil {
+				return err
+			}
+			return p.add(f)
 		case "bool":
 			b, ok := body.(map[string]any)
 			if !ok {
@@ -139,12 +177,12 @@ func parseClause(m map[string]any, where string, out *[]search.Filter) error {
 					if !ok {
 						return unsupportedFilter("bool.%s items must be objects", key)
 					}
-					if err := parseClause(c, "bool."+key, out); err != nil {
+					if err := p.clause(c, "bool."+key, depth+1); err != nil {
 						return err
 					}
 				}
 			}
-			return parseShould(b, out)
+			return p.should(b)
 		default:
 			if op == "" {
 				return unsupportedFilter("a clause in %s with an empty query type", where)
@@ -164,7 +202,7 @@ func parseClause(m map[string]any, where string, out *[]search.Filter) error {
 // with every value. Beside must or filter, should only filters when
 // minimum_should_match is 1 (otherwise Elasticsearch uses it for scoring alone, which
 // a filter cannot express, so it is refused).
-func parseShould(b map[string]any, out *[]search.Filter) error {
+func (p *filterParser) should(b map[string]any) error {
 	val, ok := b["should"]
 	msm, hasMSM := b["minimum_should_match"]
 	if hasMSM {
@@ -191,33 +229,36 @@ func parseShould(b map[string]any, out *[]search.Filter) error {
 		if !ok || len(c) == 0 {
 			return unsupportedFilter("bool.should items must be non-empty objects")
 		}
-		var one []search.Filter
+		var one search.Filter
 		for op, body := range c {
 			if len(c) != 1 || (op != "term" && op != "terms" && op != "match") {
 				return unsupportedFilter("bool.should with %s (only term, terms or match on one field)", strings.Join(otherKeys(c, ""), ", "))
 			}
-			if err := parseLeaf(op, body, &one); err != nil {
+			if p.clauses++; p.clauses > MaxFilterClauses {
+				return meridian.Errorf(meridian.EInvalid, "query_filter has more than the maximum of %d clauses", MaxFilterClauses)
+			}
+			var err error
+			if one, err = parseLeaf(op, body); err != nil {
 				return err
 			}
 		}
-		if merged.Field != "" && one[0].Field != merged.Field {
-			return unsupportedFilter("bool.should across fields %s and %s (one field only)", merged.Field, one[0].Field)
+		if merged.Field != "" && one.Field != merged.Field {
+			return unsupportedFilter("bool.should across fields %s and %s (one field only)", merged.Field, one.Field)
 		}
-		merged.Field = one[0].Field
-		merged.Values = append(merged.Values, one[0].Values...)
+		merged.Field = one.Field
+		merged.Values = append(merged.Values, one.Values...)
 	}
 	if merged.Field == "" {
 		return unsupportedFilter("an empty bool.should")
 	}
-	*out = append(*out, merged)
-	return nil
+	return p.add(merged)
 }
 
 // parseLeaf reads a term, terms or match clause.
-func parseLeaf(op string, body any, out *[]search.Filter) error {
+func parseLeaf(op string, body any) (search.Filter, error) {
 	b, ok := body.(map[string]any)
 	if !ok || len(b) == 0 {
-		return unsupportedFilter("%s must be an object naming one field", op)
+		return search.Filter{}, unsupportedFilter("%s must be an object naming one field", op)
 	}
 	fields := otherKeys(b, "")
 	if len(fields) > 1 {
@@ -226,16 +267,16 @@ func parseLeaf(op string, body any, out *[]search.Filter) error {
 			delete(b, "boost")
 			fields = otherKeys(b, "")
 		} else {
-			return unsupportedFilter("%s on several fields (%s)", op, strings.Join(fields, ", "))
+			return search.Filter{}, unsupportedFilter("%s on several fields (%s)", op, strings.Join(fields, ", "))
 		}
 	}
 	name := fields[0]
 	field, ok := searchFields[strings.TrimSuffix(name, ".keyword")]
 	if !ok {
 		if name == "" {
-			return unsupportedFilter("%s on an empty field name", op)
+			return search.Filter{}, unsupportedFilter("%s on an empty field name", op)
 		}
-		return unsupportedFilter("%s on %s", op, name)
+		return search.Filter{}, unsupportedFilter("%s on %s", op, name)
 	}
 	val := b[name]
 	var raw []any
@@ -243,7 +284,7 @@ func parseLeaf(op string, body any, out *[]search.Filter) error {
 	case "terms":
 		list, ok := val.([]any)
 		if !ok || len(list) == 0 {
-			return unsupportedFilter("terms on %s needs a non-empty array of values", name)
+			return search.Filter{}, unsupportedFilter("terms on %s needs a non-empty array of values", name)
 		}
 		raw = list
 	default:
@@ -259,7 +300,7 @@ func parseLeaf(op string, body any, out *[]search.Filter) error {
 				}
 			}
 			if !ok {
-				return unsupportedFilter("%s on %s: only {\"%s\": value} is supported", op, name, key)
+				return search.Filter{}, unsupportedFilter("%s on %s: only {\"%s\": value} is supported", op, name, key)
 			}
 			val = inner
 		}
@@ -276,18 +317,17 @@ func parseLeaf(op string, body any, out *[]search.Filter) error {
 		case json.Number:
 			v = x.String()
 		default:
-			return unsupportedFilter("%s on %s with a value that is not a string, number or boolean", op, name)
+			return search.Filter{}, unsupportedFilter("%s on %s with a value that is not a string, number or boolean", op, name)
 		}
 		if field == search.FieldDeleted {
 			switch strings.ToLower(v) {
 			case "true", "false":
 				v = strings.ToLower(v)
 			default:
-				return unsupportedFilter("%s on deleted with %q (use true or false)", op, v)
+				return search.Filter{}, unsupportedFilter("%s on deleted with %q (use true or false)", op, v)
 			}
 		}
 		values = append(values, v)
 	}
-	*out = append(*out, search.Filter{Field: field, Values: values})
-	return nil
+	return search.Filter{Field: field, Values: values}, nil
 }

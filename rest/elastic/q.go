@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -16,6 +17,9 @@ var fieldTerm = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*):(.*)$`)
 // ParseSearchQuery reads q: the search words and the term filters of its supported
 // field:value tokens. The package comment says what is supported. Errors: EInvalid.
 func ParseSearchQuery(q string) ([]string, []search.Filter, error) {
+	if len(q) > search.MaxQueryLength && utf8.RuneCountInString(q) > search.MaxQueryLength {
+		return nil, nil, meridian.Errorf(meridian.EInvalid, "q is longer than the maximum of %d characters", search.MaxQueryLength)
+	}
 	q = strings.TrimSpace(q)
 	if q == "" || q == "*" {
 		return nil, nil, nil
@@ -51,6 +55,9 @@ func ParseSearchQuery(q string) ([]string, []search.Filter, error) {
 			tok = value
 		}
 		terms = append(terms, search.Words(tok)...)
+		if len(terms) > search.MaxTerms {
+			return nil, nil, meridian.Errorf(meridian.EInvalid, "q has more than the maximum of %d words", search.MaxTerms)
+		}
 	}
 	return terms, filters, nil
 }

@@ -110,23 +110,41 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
 // Begin starts a transaction. A writable one takes the write lock before it returns;
-// a read-only one sees one consistent snapshot.
+// a read-only one sees one consistent snapshot. When the connection it got is broken
+// (broken.go), every idle connection of the pool is likely gone with it: the pool is
+// reset and Begin tries once more, which is safe since nothing was done yet. A second
+// failure is EUnavailable.
 func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
+	t, err := db.begin(ctx, writable)
+	if broken(err) && ctx.Err() == nil {
+		db.pool.Reset()
+		t, err = db.begin(ctx, writable)
+	}
+	if broken(err) {
+		return nil, fmt.Errorf("postgres: begin: %w: %w", errLost(), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: begin: %w", err)
+	}
+	return &tx{tx: guarded{t}, writable: writable, modules: db.modules}, nil
+}
+
+func (db *DB) begin(ctx context.Context, writable bool) (pgx.Tx, error) {
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	if writable {
 		opts = pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}
 	}
 	t, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: begin: %w", err)
+		return nil, err
 	}
 	if writable {
 		if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writeLock); err != nil {
 			_ = t.Rollback(context.Background())
-			return nil, fmt.Errorf("postgres: begin: take the write lock: %w", err)
+			return nil, fmt.Errorf("take the write lock: %w", err)
 		}
 	}
-	return &tx{tx: t, writable: writable, modules: db.modules}, nil
+	return t, nil
 }
 
 // Modules returns the modules the database was opened with.

@@ -38,8 +38,13 @@ func (t *tx) write() error {
 	return nil
 }
 
+// Commit commits. A COMMIT that never reached the server (pgconn.SafeToRetry) is
+// EUnavailable; one whose answer was lost has an unknown outcome and stays internal.
 func (t *tx) Commit() error {
 	if err := t.tx.Commit(context.Background()); err != nil {
+		if pgconn.SafeToRetry(err) {
+			return fmt.Errorf("postgres: commit: %w: %w", errLost(), err)
+		}
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	return nil

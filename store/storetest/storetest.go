@@ -73,6 +73,11 @@ func Run(t *testing.T, open Open) {
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
 		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
+		{"DocumentLimitsHoldForEveryVerb", testDocumentLimitsHoldForEveryVerb},
+		{"PatchStopsWhenTheCallerGivesUp", testPatchStopsWhenTheCallerGivesUp},
+		{"SearchBoundsHoldOnTheDriver", testSearchBoundsHoldOnTheDriver},
+		{"ConcurrentChangeWithoutIfMatchIs409", testConcurrentChangeWithoutIfMatchIs409},
+		{"TableTypeDefaultsToRegular", testTableTypeDefaultsToRegular},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
