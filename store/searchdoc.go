@@ -2,13 +2,29 @@ package store
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
 )
 
-// words joins the search words of text with spaces, as the index stores them.
-func words(text string) string { return strings.Join(search.Words(text), " ") }
+// maxIndexedText bounds the text of one field the keyword index reads: a longer
+// description is stored whole, but only its first 64 KiB are searchable, so that a very
+// large document costs the single writer little more than an ordinary one.
+const maxIndexedText = 64 << 10
+
+// words joins the search words of text (its first maxIndexedText bytes) with spaces, as
+// the index stores them.
+func words(text string) string {
+	if len(text) > maxIndexedText {
+		cut := maxIndexedText
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return strings.Join(search.Words(text), " ")
+}
 
 // SearchDocOf projects a full entity document for the keyword index. Secrets never
 // reach the index: the source document has them masked.

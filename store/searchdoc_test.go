@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
@@ -46,5 +47,22 @@ func TestSearchDocOfProjectsWordsFiltersAndAMaskedSource(t *testing.T) {
 	}
 	if cfg := src["connectionConfig"].(map[string]any); cfg["password"] != Mask || cfg["url"] != "https://x" || src["entityType"] != "contextPlugin" {
 		t.Errorf("source %s", plugin.Source)
+	}
+}
+
+// TestSearchDocOfIndexesABoundedPrefixOfLongText: only the first 64 KiB of a field are
+// indexed, so an 8 MiB description costs the writer no more than a long one.
+func TestSearchDocOfIndexesABoundedPrefixOfLongText(t *testing.T) {
+	k, _ := meridian.DefaultRegistry().Kind("glossary")
+	long := strings.Repeat("orders ", 1<<20) + "needle"
+	d := SearchDocOf(k, meridian.Entity{"id": "g", "name": "g", "fullyQualifiedName": "g", "description": long})
+	if len(d.Description) > maxIndexedText {
+		t.Fatalf("indexed %d bytes of description, want at most %d", len(d.Description), maxIndexedText)
+	}
+	if strings.Contains(d.Description, "needle") {
+		t.Fatal("a word past the indexed prefix was indexed")
+	}
+	if !strings.HasPrefix(d.Description, "orders orders") {
+		t.Fatalf("the prefix was not indexed: %.40q", d.Description)
 	}
 }
