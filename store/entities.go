@@ -19,10 +19,13 @@ type Entities struct {
 	sealer Sealer
 	now    func() time.Time
 	notify func()
+	// secrets are each kind's secret rules, from the schema (SecretSchema).
+	secrets map[string]*secretRules
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
-// everything, a nil Sealer stores secrets in clear text.
+// everything, a nil Sealer stores secrets in clear text. The kinds' secrets come from
+// the Validator when it implements SecretSchema (schema.Validator does).
 type Config struct {
 	Driver    Driver
 	Registry  *meridian.Registry
@@ -40,7 +43,16 @@ func New(c Config) *Entities {
 	if now == nil {
 		now = time.Now
 	}
-	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now, notify: c.Notify}
+	s := &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now,
+		notify: c.Notify, secrets: map[string]*secretRules{}}
+	if ss, ok := c.Validator.(SecretSchema); ok && c.Registry != nil {
+		for _, k := range c.Registry.Kinds() {
+			if r := newSecretRules(ss.Secrets(k.Name)); r != nil {
+				s.secrets[k.Name] = r
+			}
+		}
+	}
+	return s
 }
 
 // Registry returns the kind registry the engine serves.
@@ -124,7 +136,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 				merged[f] = v
 			}
 		}
-		restoreMasked(k, old, merged)
+		s.restoreMasked(k, old, merged)
 		change := meridian.EventEntityUpdated
 		if row.Deleted {
 			merged["deleted"] = false
@@ -329,7 +341,7 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 				delete(next, f)
 			}
 		}
-		restoreMasked(k, old, next)
+		s.restoreMasked(k, old, next)
 		if err := s.resolveFields(ctx, tx, k, next); err != nil {
 			return err
 		}
@@ -558,9 +570,7 @@ func (s *Entities) snapshot(p *meridian.Principal, k *meridian.Kind, d []byte) (
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openSecrets(k, e); err != nil {
-		return nil, err
-	}
+	s.secrets[k.Name].open(s.sealer, k.Name, e)
 	return s.shape(p, k, e, nil), nil
 }
 

@@ -44,7 +44,7 @@ func (s *Entities) EnsureSearchIndex(ctx context.Context) (int, error) {
 					if err != nil {
 						return err
 					}
-					if err := tx.Index(ctx, SearchDocOf(k, e)); err != nil {
+					if err := tx.Index(ctx, SearchDocOf(k, s.masked(k, e))); err != nil {
 						return err
 					}
 				}

@@ -8,6 +8,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,9 @@ func Run(t *testing.T, open Open) {
 		{"FollowersChangeWithoutNewVersion", testFollowers},
 		{"OutboxRecordsOneEventPerWrite", testOutbox},
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
-		{"SecretsAreSealedAtRestAndMasked", testSecrets},
+		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
+		{"MaskedSecretsSentBackKeepTheirValueForEveryVerb", testMaskedSecretsSentBackKeepTheirValue},
+		{"LookalikeAndDamagedSecretsNeverBreakReadsOrWrites", testLookalikeAndDamagedSecretsNeverBreakReads},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
 		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
 		{"SearchSplitsWordsAndMatchesPrefixes", testSearchWords},
@@ -107,7 +110,12 @@ func newFixture(t *testing.T, open Open) *Fixture {
 type rot13 struct{}
 
 func (rot13) Seal(s string) (string, error) { return "enc:rot13:" + rot(s), nil }
-func (rot13) Open(s string) (string, error) { return rot(s[len("enc:rot13:"):]), nil }
+func (rot13) Open(s string) (string, error) {
+	if !strings.HasPrefix(s, "enc:rot13:") {
+		return "", meridian.Errorf(meridian.EInternal, "not sealed")
+	}
+	return rot(s[len("enc:rot13:"):]), nil
+}
 
 func rot(s string) string {
 	b := []byte(s)
