@@ -54,6 +54,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 			responses: obj{"200": resp("The OpenAPI 3.1 document.", obj{"type": "object"})}},
 	}
 	rs = append(rs, s.userRoutes(reg)...)
+	rs = append(rs, s.secretsRoutes()...)
 	rs = append(rs, s.eventRoutes()...)
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
