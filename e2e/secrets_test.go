@@ -218,7 +218,9 @@ func TestOnlyBotsAnAdminGrantedSeeSecrets(t *testing.T) {
 		t.Fatalf("a steward's PUT of the masked plugin changed its password: %v", pcfg)
 	}
 
-	s.admin.must(http.StatusOK, "DELETE", "/api/v1/bots/"+botID+"/secretsAccess", nil)
+	if a := s.admin.must(http.StatusOK, "DELETE", "/api/v1/bots/name/ingestion-bot/secretsAccess", nil); a["secretsAccess"] != false {
+		t.Fatalf("revoke = %v", a)
+	}
 	if pw := config(granted.must(http.StatusOK, "GET", path, nil))["password"]; pw != mask {
 		t.Fatalf("a bot whose grant was revoked sees %v", pw)
 	}

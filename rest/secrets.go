@@ -3,6 +3,8 @@ package rest
 import (
 	"net/http"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
@@ -12,19 +14,28 @@ import (
 // plaintext. Granting it gives the bot's user the role auth.RoleSecretsReader, which the
 // policy honours for bots only; only admins grant or revoke it.
 func (s *server) secretsRoutes() []route {
-	p := apiPrefix + "/v1/bots/{id}/secretsAccess"
-	id := []any{pathParamSpec("id", "The bot's id.", schemaRef("uuid"))}
 	ok := obj{"200": resp("The bot's secrets access.", schemaRef("SecretsAccess"))}
-	return []route{
-		{method: http.MethodGet, path: p, handler: s.h(s.getSecretsAccess), id: "getBotSecretsAccess", tag: "security",
-			summary: "Tell whether a bot receives secrets in plaintext", params: id, responses: responses(ok, 400, 403, 404)},
-		{method: http.MethodPut, path: p, handler: s.h(s.setSecretsAccess(true)), id: "grantBotSecretsAccess", tag: "security",
-			summary:     "Let a bot receive secrets in plaintext (admins only)",
-			description: "Every other caller, admins included, sees secrets masked as *********.",
-			params:      id, responses: responses(ok, 400, 403, 404)},
-		{method: http.MethodDelete, path: p, handler: s.h(s.setSecretsAccess(false)), id: "revokeBotSecretsAccess", tag: "security",
-			summary: "Stop a bot receiving secrets in plaintext (admins only)", params: id, responses: responses(ok, 400, 403, 404)},
+	var rs []route
+	for _, at := range []struct {
+		path, suffix string
+		param        obj
+	}{
+		{"/{id}", "", pathParamSpec("id", "The bot's id.", schemaRef("uuid"))},
+		{"/name/{name}", "ByName", pathParamSpec("name", "The bot's name.", obj{"type": "string", "minLength": 1})},
+	} {
+		p := apiPrefix + "/v1/bots" + at.path + "/secretsAccess"
+		params := []any{at.param}
+		rs = append(rs,
+			route{method: http.MethodGet, path: p, handler: s.h(s.getSecretsAccess), id: "getBotSecretsAccess" + at.suffix, tag: "security",
+				summary: "Tell whether a bot receives secrets in plaintext", params: params, responses: responses(ok, 400, 403, 404)},
+			route{method: http.MethodPut, path: p, handler: s.h(s.setSecretsAccess(true)), id: "grantBotSecretsAccess" + at.suffix, tag: "security",
+				summary:     "Let a bot receive secrets in plaintext (admins only)",
+				description: "Every other caller, admins included, sees secrets masked as *********.",
+				params:      params, responses: responses(ok, 400, 403, 404)},
+			route{method: http.MethodDelete, path: p, handler: s.h(s.setSecretsAccess(false)), id: "revokeBotSecretsAccess" + at.suffix, tag: "security",
+				summary: "Stop a bot receiving secrets in plaintext (admins only)", params: params, responses: responses(ok, 400, 403, 404)})
 	}
+	return rs
 }
 
 // getSecretsAccess answers a bot's secrets access to anyone who may view the bot.
@@ -70,14 +81,19 @@ func (s *server) setSecretsAccess(grant bool) handler {
 	}
 }
 
-// botUser reads the bot named by the path and its user.
+// botUser reads the bot named by the path (by id or by name) and its user.
 func (s *server) botUser(r *http.Request) (bot, user meridian.Entity, err error) {
-	id, err := uuidParam(r, "id")
+	key := store.Key{}
+	if chi.URLParam(r, "id") != "" {
+		key.ID, err = uuidParam(r, "id")
+	} else {
+		key.FQN, err = pathParam(r, "name")
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	p := principal(r)
-	bot, err = s.ents.Get(r.Context(), p, "bot", store.ByID(id), store.GetOptions{})
+	bot, err = s.ents.Get(r.Context(), p, "bot", key, store.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
