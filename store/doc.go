@@ -149,8 +149,7 @@ func refsToList(refs []meridian.EntityRef) []any {
 }
 
 // shape prepares a full document for a caller: fields the kind gates behind ?fields=
-// are dropped unless requested, and secrets are masked unless the caller may see them
-// (OpSeeSecrets; a nil Policy lets everyone see them).
+// are dropped unless requested, and secrets are shown as secretView says.
 func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
 	out := e.Clone()
 	if fields != nil {
@@ -160,13 +159,21 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 			}
 		}
 	}
-	if r := s.secrets[k.Name]; r != nil {
-		if s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k.Name, e, nil) != nil {
-			return r.masked(out)
-		}
-		return r.unreadableMasked(out)
+	return s.secretView(p, k, e, out)
+}
+
+// secretView returns out, a copy of the full document e, as the caller may see its
+// secrets: masked unless the caller may see secrets (OpSeeSecrets; a nil Policy lets
+// everyone see them), and those that cannot be opened masked for every caller.
+func (s *Entities) secretView(p *meridian.Principal, k *meridian.Kind, e, out meridian.Entity) meridian.Entity {
+	r := s.secrets[k.Name]
+	if r == nil {
+		return out
 	}
-	return out
+	if s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k.Name, e, nil) != nil {
+		return r.masked(out)
+	}
+	return r.unreadableMasked(out)
 }
 
 // masked returns a copy of a full document with its secrets masked, as search

@@ -296,9 +296,9 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 // Edit reads an entity and writes what change makes of it, in one transaction, so
 // that no concurrent write is lost between the read and the write. change receives
 // the full stored document (relationship fields included) and returns the document to
-// write, which may be the same map changed in place. System fields it changes are
-// ignored; masked secrets keep their stored value; everything else goes through the
-// same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
+// write, which may be the same map changed in place; its secrets are masked unless the
+// caller may see them. System fields it changes are ignored; masked secrets keep their
+// stored value; everything else goes through the same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
 // version). Errors: those of change, EInvalid (immutable field, schema, rules),
 // ENotFound, EPreconditionFailed (stale If-Match), EForbidden.
 func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string, key Key, ifMatch string, change func(meridian.Entity) (meridian.Entity, error)) (Result, error) {
@@ -315,7 +315,9 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 		if ifMatch != "" && !etagMatches(ifMatch, old) {
 			return meridian.Errorf(meridian.EPreconditionFailed, "The entity has been modified by another user. Please refresh and retry.")
 		}
-		next, err := change(old.Clone())
+		// change sees secrets as the caller may (a JSON Patch copy or test of a secret
+		// works on the mask); the masked values it keeps are restored below.
+		next, err := change(s.secretView(p, k, old, old.Clone()))
 		if err != nil {
 			return err
 		}

@@ -460,9 +460,6 @@ func (r *secretRules) restore(old, next meridian.Entity) {
 			if !ok {
 				return leaf
 			}
-			if u, bad := prev.(unreadable); bad && string(u) == s {
-				return prev // a copy of the document (JSON Patch) carries it as text
-			}
 			if strings.Contains(s, Mask) && r.classify(path, prev) != notSecret && r.maskValue(path, prev) == s {
 				return prev
 			}

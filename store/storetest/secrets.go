@@ -285,3 +285,33 @@ func testLookalikeAndDamagedSecretsNeverBreakReads(t *testing.T, f *Fixture) {
 		t.Fatal(err)
 	}
 }
+
+func testSecretsCannotBeCopiedOutByPatch(t *testing.T, f *Fixture) {
+	f.withSecretsPolicy()
+	svc := f.Create("databaseService", secretService)
+	steward := &meridian.Principal{ID: "00000000-0000-0000-0000-0000000000d1", Name: "steward", Roles: []string{meridian.RoleDataSteward}}
+	res, err := f.E.Patch(f.Ctx, steward, "databaseService", store.ByID(svc.ID()), []byte(`[
+		{"op":"copy","from":"/connection/config/password","path":"/description"},
+		{"op":"copy","from":"/connection/config/dsn","path":"/displayName"}]`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Get("databaseService", svc.ID(), "", store.IncludeNonDeleted)
+	if got["description"] != store.Mask || got["displayName"] != "postgres://svc:"+store.Mask+"@db.example.com:5432/sales" {
+		t.Fatalf("a patch copied a secret out: description %v, displayName %v (answer %v)", got["description"], got["displayName"], res.Entity["description"])
+	}
+	// test compares with what the caller sees, so it cannot probe a secret.
+	_, err = f.E.Patch(f.Ctx, steward, "databaseService", store.ByID(svc.ID()),
+		[]byte(`[{"op":"test","path":"/connection/config/password","value":"HUNTER2"}]`), "")
+	WantCode(t, err, meridian.EInvalid)
+	if strings.Contains(meridian.ErrorMessage(err), "HUNTER2") {
+		t.Fatalf("the error shows the secret: %v", err)
+	}
+	bot, err := f.E.Get(f.Ctx, grantedBot, "databaseService", store.ByID(svc.ID()), store.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := bot["connection"].(map[string]any)["config"].(map[string]any)["password"]; pw != "HUNTER2" {
+		t.Fatalf("the secret changed: %v", pw)
+	}
+}

@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
 		{"MaskedSecretsSentBackKeepTheirValueForEveryVerb", testMaskedSecretsSentBackKeepTheirValue},
 		{"LookalikeAndDamagedSecretsNeverBreakReadsOrWrites", testLookalikeAndDamagedSecretsNeverBreakReads},
+		{"SecretsCannotBeCopiedOutOrProbedByPatch", testSecretsCannotBeCopiedOutByPatch},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
 		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
 		{"SearchSplitsWordsAndMatchesPrefixes", testSearchWords},
