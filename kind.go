@@ -34,9 +34,6 @@ type Kind struct {
 	HardDeleteNoContent bool
 	// Filters are the list query parameters this kind accepts.
 	Filters []Filter
-	// Secrets are top-level object fields whose secret values are encrypted at rest and
-	// masked in answers to callers who may not see them.
-	Secrets []string
 	// Locate computes the parent and the FQN when the parent rules do not apply (test
 	// cases take theirs from the entity link). It may set other derived fields.
 	Locate func(e Entity) (Location, error)

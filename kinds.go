@@ -161,7 +161,7 @@ func DefaultKinds() []*Kind {
 		{Name: "promptTemplate", Collection: "promptTemplates", Fields: assetFields, SoftDelete: true,
 			Validate: validatePromptTemplate},
 		{Name: "contextPlugin", Collection: "ai/contextPlugins", Fields: fields(assetFields, "reviewers"), SoftDelete: true,
-			Secrets: []string{"connectionConfig"}, Actions: []Action{ActionTestConnection}},
+			Actions: []Action{ActionTestConnection}},
 	}
 }
 

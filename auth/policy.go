@@ -23,11 +23,14 @@
 // Policy implements store.Policy with these rules, checked in order:
 //
 //  1. No principal: EUnauthorized "Missing token".
-//  2. A token scoped to metadata:read only (Principal.ReadOnly) may View and
-//     SeeSecrets (the latter still subject to rule 4); every other operation, Follow
-//     included, is EForbidden "Token scope metadata:read does not allow <op>".
-//  3. Admin may do everything.
-//  4. SeeSecrets: admins and bots only.
+//  2. SeeSecrets (plaintext secrets in answers): only a bot principal that holds the
+//     role SecretsReader, which an admin grants per bot (PUT or DELETE
+//     /api/v1/bots/{id}/secretsAccess). Human users, admins included, and every other
+//     bot see the mask. A token scoped to metadata:read keeps the grant.
+//  3. A token scoped to metadata:read only (Principal.ReadOnly) may View; every other
+//     operation, Follow included, is EForbidden "Token scope metadata:read does not
+//     allow <op>".
+//  4. Admin may do everything else.
 //  5. Account kinds (Kind.Account: user, team and bot): only admins may Create, Delete or HardDelete them.
 //     Anyone may View and Follow them. Edit is allowed to admins, to a user on their
 //     own user entity (entity id == principal id), and to the entity's owners (a team's
@@ -52,6 +55,8 @@
 //
 // Sealer encrypts secrets with AES-256-GCM as "enc:v1:" + base64(nonce||ciphertext).
 // Its key comes from MERIDIAN_SECRET_KEY or from <dataDir>/secret.key (see LoadSealer).
+// Which values are secrets is the kind schemas' to say (format password; see
+// store.SecretSchema); the engine seals every one of them on write.
 package auth
 
 import (
@@ -65,6 +70,10 @@ type Policy struct{}
 
 var _ store.Policy = Policy{}
 
+// RoleSecretsReader is the role that lets a bot receive secrets in plaintext. Only
+// admins change roles; the role gives a human user nothing.
+const RoleSecretsReader = "SecretsReader"
+
 // Authorize reports whether p may perform op on entity e of kind k, whose current owners
 // are owners (empty on create). Errors: EUnauthorized for a nil principal, EForbidden
 // for a refusal.
@@ -72,7 +81,13 @@ func (Policy) Authorize(p *meridian.Principal, op store.Operation, k *meridian.K
 	if p == nil {
 		return meridian.Errorf(meridian.EUnauthorized, "Missing token")
 	}
-	if p.ReadOnly() && op != store.OpView && op != store.OpSeeSecrets {
+	if op == store.OpSeeSecrets {
+		if p.IsBot && p.HasRole(RoleSecretsReader) {
+			return nil
+		}
+		return denied(p, op)
+	}
+	if p.ReadOnly() && op != store.OpView {
 		return meridian.Errorf(meridian.EForbidden, "Token scope %s does not allow %s", meridian.ScopeRead, op)
 	}
 	if p.IsAdmin() {
@@ -88,8 +103,6 @@ func allowed(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meri
 	switch op {
 	case store.OpView, store.OpFollow:
 		return true
-	case store.OpSeeSecrets:
-		return p.IsBot
 	case store.OpHardDelete:
 		return false
 	}

@@ -40,7 +40,7 @@ func TestPolicyMatrix(t *testing.T) {
 	bobUser := meridian.Entity{"id": bobID, "name": "bob"}
 	carolUser := meridian.Entity{"id": "c1", "name": "carol"}
 
-	everything := opSet(allOps)
+	everything := opSet(allOps[:len(allOps)-1]) // all but SeeSecrets
 	readFollow := opSet{store.OpView, store.OpFollow}
 	ownerOps := opSet{store.OpView, store.OpFollow, store.OpEdit, store.OpDelete}
 	stewardOps := opSet{store.OpView, store.OpFollow, store.OpCreate, store.OpEdit, store.OpDelete}
@@ -55,7 +55,7 @@ func TestPolicyMatrix(t *testing.T) {
 	}{
 		{"admin may do everything", bob(meridian.RoleAdmin), "table", table, nil, everything},
 		{"admin may manage users", bob(meridian.RoleAdmin), "user", carolUser, nil, everything},
-		{"admin with a read-only token may only read", readOnly(bob(meridian.RoleAdmin)), "table", table, nil, opSet{store.OpView, store.OpSeeSecrets}},
+		{"admin with a read-only token may only read", readOnly(bob(meridian.RoleAdmin)), "table", table, nil, opSet{store.OpView}},
 		{"steward may create, edit and soft delete", bob(meridian.RoleDataSteward), "table", table, ownedByOther, stewardOps},
 		{"steward owning an entity still may not hard delete", bob(meridian.RoleDataSteward), "table", table, ownedByID, stewardOps},
 		{"steward with a read-only token may only view", readOnly(bob(meridian.RoleDataSteward)), "table", table, ownedByID, opSet{store.OpView}},
@@ -69,8 +69,11 @@ func TestPolicyMatrix(t *testing.T) {
 		{"consumer owner with a read-only token may only view", readOnly(bob(meridian.RoleDataConsumer)), "table", table, ownedByID, opSet{store.OpView}},
 		{"principal without roles is a consumer", bob(), "table", table, ownedByID, ownerOps},
 		{"unknown role is a consumer", bob("Auditor"), "table", table, nil, readFollow},
-		{"bot without roles may see secrets", bot, "table", table, nil, opSet{store.OpView, store.OpFollow, store.OpSeeSecrets}},
-		{"read-only bot may view and see secrets", readOnly(&meridian.Principal{Name: "b", IsBot: true}), "table", table, nil, opSet{store.OpView, store.OpSeeSecrets}},
+		{"bot without the grant sees the mask", bot, "table", table, nil, readFollow},
+		{"admin bot without the grant sees the mask", &meridian.Principal{Name: "b", IsBot: true, Roles: []string{meridian.RoleAdmin}}, "table", table, nil, everything},
+		{"bot granted secrets access sees secrets", &meridian.Principal{Name: "b", IsBot: true, Roles: []string{RoleSecretsReader}}, "table", table, nil, opSet{store.OpView, store.OpFollow, store.OpSeeSecrets}},
+		{"read-only bot granted secrets access may view and see secrets", readOnly(&meridian.Principal{Name: "b", IsBot: true, Roles: []string{RoleSecretsReader}}), "table", table, nil, opSet{store.OpView, store.OpSeeSecrets}},
+		{"human user with the role sees the mask", bob(meridian.RoleAdmin, RoleSecretsReader), "table", table, nil, everything},
 		{"steward may not manage other users", bob(meridian.RoleDataSteward), "user", carolUser, nil, readFollow},
 		{"steward may not create teams", bob(meridian.RoleDataSteward), "team", meridian.Entity{"id": "t"}, nil, readFollow},
 		{"steward may not delete bots", bob(meridian.RoleDataSteward), "bot", meridian.Entity{"id": "b"}, nil, readFollow},

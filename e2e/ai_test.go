@@ -303,15 +303,19 @@ func TestContextPluginsMaskSecretsForOrdinaryUsers(t *testing.T) {
 		t.Errorf("tags = %v, want []", e["tags"])
 	}
 
-	// Admin and bots see secrets; other callers see the mask.
-	bot := s.botClient(t, "plugin-bot", "DataSteward")
+	// Only a bot an admin granted secrets access sees secrets; every other caller,
+	// admins and other bots included, sees the mask.
+	bot, botID := s.bot(t, "plugin-bot")
+	c.must(200, "PUT", "/api/v1/bots/"+botID+"/secretsAccess", nil)
+	otherBot := s.botClient(t, "other-bot", "DataSteward")
 	for _, tc := range []struct {
 		who  string
 		c    *client
 		want string
 	}{
-		{"admin", c, "s3cret"},
-		{"bot", bot, "s3cret"},
+		{"admin", c, "*********"},
+		{"granted bot", bot, "s3cret"},
+		{"bot without the grant", otherBot, "*********"},
 		{"DataConsumer", consumer.c, "*********"},
 		{"DataSteward", steward.c, "*********"},
 	} {
@@ -353,7 +357,7 @@ func TestContextPluginsMaskSecretsForOrdinaryUsers(t *testing.T) {
 		if object(e["connectionConfig"])["password"] != "*********" {
 			t.Errorf("steward patch answer password = %v", object(e["connectionConfig"])["password"])
 		}
-		a := c.must(200, "GET", "/api/v1/ai/contextPlugins/"+id, nil)
+		a := bot.must(200, "GET", "/api/v1/ai/contextPlugins/"+id, nil)
 		if object(a["connectionConfig"])["password"] != "s3cret" {
 			t.Errorf("after masked round trip password = %v, want s3cret", object(a["connectionConfig"])["password"])
 		}

@@ -57,6 +57,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 			responses: obj{"200": resp("The OpenAPI 3.1 document.", obj{"type": "object"})}},
 	}
 	rs = append(rs, s.userRoutes(reg)...)
+	rs = append(rs, s.secretsRoutes()...)
 	rs = append(rs, s.eventRoutes()...)
 	rs = append(rs, route{method: http.MethodGet, path: apiPrefix + "/v1/jobs/{id}", handler: s.h(s.getJob), id: "getJob",
 		tag: "jobs", summary: "Get an asynchronous job",

@@ -50,6 +50,7 @@ type Validator struct {
 	defaults map[string]map[string]any
 	required map[string][]string
 	byLoc    map[string]*jsonschema.Schema
+	secrets  map[string][]string
 }
 
 // Kinds returns the names of the kinds that have an embedded schema, sorted.
@@ -122,6 +123,11 @@ func New() (*Validator, error) {
 		}
 		v.required[name] = top.Required
 	}
+	secrets, err := secretPaths(v.raw)
+	if err != nil {
+		return nil, err
+	}
+	v.secrets = secrets
 	return v, nil
 }
 

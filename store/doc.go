@@ -4,13 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 
 	"github.com/meridian-catalog/meridian"
 )
-
-// Mask replaces a secret in answers to callers who may not see it.
-const Mask = "*********"
 
 // relationTypeContains links a parent to each child.
 const relationTypeContains = "contains"
@@ -73,9 +69,7 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openSecrets(k, e); err != nil {
-		return nil, err
-	}
+	s.secrets[k.Name].open(s.sealer, k.Name, e)
 	// The wanted relationship fields by relation type: a direct field's type is its
 	// name; inverse fields may share a type. One read for each direction.
 	direct, inverse := map[string][]string{}, map[string][]string{}
@@ -155,7 +149,7 @@ func refsToList(refs []meridian.EntityRef) []any {
 }
 
 // shape prepares a full document for a caller: fields the kind gates behind ?fields=
-// are dropped unless requested, and secrets are masked unless the caller may see them.
+// are dropped unless requested, and secrets are shown as secretView says.
 func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
 	out := e.Clone()
 	if fields != nil {
@@ -165,29 +159,42 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 			}
 		}
 	}
-	if len(k.Secrets) > 0 && s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k, e, nil) != nil {
-		for _, field := range k.Secrets {
-			if v, ok := out[field]; ok {
-				out[field] = mapSecrets(v, "", func(string) (string, error) { return Mask, nil })
-			}
-		}
-	}
-	return out
+	return s.secretView(p, k, e, out)
 }
 
-// written is a document in the forms a write stores: snap is the full document with its
-// secrets sealed (the version snapshot and the change event), row and version are the
-// encoded entity row (without relationship fields, which live in the relationship
-// store) and snapshot. When the document holds no relationship fields both are the
-// same bytes.
+// secretView returns out, a copy of the full document e, as the caller may see its
+// secrets: masked unless the caller may see secrets (OpSeeSecrets; a nil Policy lets
+// everyone see them), and those that cannot be opened masked for every caller.
+func (s *Entities) secretView(p *meridian.Principal, k *meridian.Kind, e, out meridian.Entity) meridian.Entity {
+	r := s.secrets[k.Name]
+	if r == nil {
+		return out
+	}
+	if s.policy != nil && s.policy.Authorize(p, OpSeeSecrets, k, e, nil) != nil {
+		return r.masked(out)
+	}
+	return r.unreadableMasked(out)
+}
+
+// masked returns a copy of a full document with its secrets masked, as search
+// documents and change events hold it.
+func (s *Entities) masked(k *meridian.Kind, e meridian.Entity) meridian.Entity {
+	return s.secrets[k.Name].masked(e)
+}
+
+// written is a document in the forms a write stores: event is the full document with
+// its secrets masked (the change event), row and version are the encoded entity row
+// (without relationship fields, which live in the relationship store) and snapshot,
+// with their secrets sealed. When the document holds no relationship fields both are
+// the same bytes.
 type written struct {
-	snap         meridian.Entity
+	event        meridian.Entity
 	row, version []byte
 }
 
 // write prepares a full document for storage, sealing its secrets once.
 func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
-	snap, err := s.sealed(k, e)
+	snap, err := s.secrets[k.Name].seal(s.sealer, e)
 	if err != nil {
 		return written{}, err
 	}
@@ -199,7 +206,7 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 			row[key] = v
 		}
 	}
-	w := written{snap: snap, row: encode(row)}
+	w := written{event: s.masked(k, e), row: encode(row)}
 	w.version = w.row
 	if len(row) != len(snap) {
 		w.version = encode(snap)
@@ -207,147 +214,8 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 	return w, nil
 }
 
-// sealed returns a copy of the document with its secrets sealed, for version snapshots.
-func (s *Entities) sealed(k *meridian.Kind, e meridian.Entity) (meridian.Entity, error) {
-	out := e.Clone()
-	if s.sealer == nil {
-		return out, nil
-	}
-	for _, field := range k.Secrets {
-		v, ok := out[field]
-		if !ok {
-			continue
-		}
-		var err error
-		out[field] = mapSecrets(v, "", func(plain string) (string, error) {
-			if plain == "" || strings.HasPrefix(plain, sealedPrefix) {
-				return plain, nil
-			}
-			sealed, serr := s.sealer.Seal(plain)
-			if serr != nil {
-				err = serr
-			}
-			return sealed, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-const sealedPrefix = "enc:"
-
-// openSecrets decrypts sealed secrets in place.
-func (s *Entities) openSecrets(k *meridian.Kind, e meridian.Entity) error {
-	if s.sealer == nil {
-		return nil
-	}
-	var err error
-	for _, field := range k.Secrets {
-		if v, ok := e[field]; ok {
-			e[field] = mapSecrets(v, "", func(sealed string) (string, error) {
-				if !strings.HasPrefix(sealed, sealedPrefix) {
-					return sealed, nil
-				}
-				plain, oerr := s.sealer.Open(sealed)
-				if oerr != nil {
-					err = oerr
-					return "", nil
-				}
-				return plain, nil
-			})
-		}
-	}
-	return err
-}
-
-// restoreMasked puts back the stored value of every secret a client sent back masked.
-func restoreMasked(k *meridian.Kind, old, new meridian.Entity) {
-	for _, field := range k.Secrets {
-		if nv, ok := new[field]; ok {
-			restoreMaskedValue(old[field], nv)
-		}
-	}
-}
-
-func restoreMaskedValue(old, new any) {
-	om, _ := old.(map[string]any)
-	nm, _ := new.(map[string]any)
-	if nm == nil {
-		return
-	}
-	for k, v := range nm {
-		if s, ok := v.(string); ok && s == Mask {
-			if ov, ok := om[k]; ok {
-				nm[k] = ov
-			}
-			continue
-		}
-		restoreMaskedValue(om[k], v)
-	}
-}
-
-// secretKeys are the property names treated as secrets inside a secret field.
-var secretKeys = []string{"password", "secret", "token", "apikey", "api_key", "privatekey", "private_key",
-	"accesskey", "access_key", "credentials", "clientsecret", "client_secret", "passphrase", "connectionstring"}
-
-func isSecretKey(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range secretKeys {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// mapSecrets returns a copy of v with every string under a secret-named key replaced
-// by f(value). key is the property name v sits under.
-func mapSecrets(v any, key string, f func(string) (string, error)) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if isSecretKey(k) {
-				out[k] = mapAllStrings(t[k], f)
-			} else {
-				out[k] = mapSecrets(t[k], k, f)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = mapSecrets(x, key, f)
-		}
-		return out
-	}
-	return v
-}
-
-func mapAllStrings(v any, f func(string) (string, error)) any {
-	switch t := v.(type) {
-	case string:
-		s, _ := f(t)
-		return s
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = mapAllStrings(x, f)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = mapAllStrings(x, f)
-		}
-		return out
-	}
-	return v
+// restoreMasked puts back the stored value of every secret a client sent back as it
+// was answered (the mask, or a URL with its password masked), at any depth.
+func (s *Entities) restoreMasked(k *meridian.Kind, old, next meridian.Entity) {
+	s.secrets[k.Name].restore(old, next)
 }

@@ -19,10 +19,13 @@ type Entities struct {
 	now    func() time.Time
 	notify func()
 	jobs   Jobs
+	// secrets are each kind's secret rules, from the schema (SecretSchema).
+	secrets map[string]*secretRules
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
-// everything, a nil Sealer stores secrets in clear text.
+// everything, a nil Sealer stores secrets in clear text. The kinds' secrets come from
+// the Validator when it implements SecretSchema (schema.Validator does).
 type Config struct {
 	Driver    Driver
 	Registry  *meridian.Registry
@@ -42,7 +45,16 @@ func New(c Config) *Entities {
 	if now == nil {
 		now = time.Now
 	}
-	return &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now, notify: c.Notify, jobs: c.Jobs}
+	s := &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now,
+		notify: c.Notify, jobs: c.Jobs, secrets: map[string]*secretRules{}}
+	if ss, ok := c.Validator.(SecretSchema); ok && c.Registry != nil {
+		for _, k := range c.Registry.Kinds() {
+			if r := newSecretRules(ss.Secrets(k.Name)); r != nil {
+				s.secrets[k.Name] = r
+			}
+		}
+	}
+	return s
 }
 
 // Registry returns the kind registry the engine serves.
@@ -126,7 +138,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 				merged[f] = v
 			}
 		}
-		restoreMasked(k, old, merged)
+		s.restoreMasked(k, old, merged)
 		change := meridian.EventEntityUpdated
 		if row.Deleted {
 			merged["deleted"] = false
@@ -288,9 +300,9 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 // Edit reads an entity and writes what change makes of it, in one transaction, so
 // that no concurrent write is lost between the read and the write. change receives
 // the full stored document (relationship fields included) and returns the document to
-// write, which may be the same map changed in place. System fields it changes are
-// ignored; masked secrets keep their stored value; everything else goes through the
-// same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
+// write, which may be the same map changed in place; its secrets are masked unless the
+// caller may see them. System fields it changes are ignored; masked secrets keep their
+// stored value; everything else goes through the same checks as PATCH. ifMatch, when set, must equal the entity's current ETag (or
 // version). Errors: those of change, EInvalid (immutable field, schema, rules),
 // ENotFound, EPreconditionFailed (stale If-Match), EConflict (a concurrent change),
 // EForbidden.
@@ -308,7 +320,9 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 		if ifMatch != "" && !etagMatches(ifMatch, old) {
 			return meridian.Errorf(meridian.EPreconditionFailed, "The entity has been modified by another user. Please refresh and retry.")
 		}
-		next, err := change(old.Clone())
+		// change sees secrets as the caller may (a JSON Patch copy or test of a secret
+		// works on the mask); the masked values it keeps are restored below.
+		next, err := change(s.secretView(p, k, old, old.Clone()))
 		if err != nil {
 			return err
 		}
@@ -334,7 +348,7 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 				delete(next, f)
 			}
 		}
-		restoreMasked(k, old, next)
+		s.restoreMasked(k, old, next)
 		if err := s.resolveFields(ctx, tx, k, next); err != nil {
 			return err
 		}
@@ -576,9 +590,7 @@ func (s *Entities) snapshot(p *meridian.Principal, k *meridian.Kind, d []byte) (
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openSecrets(k, e); err != nil {
-		return nil, err
-	}
+	s.secrets[k.Name].open(s.sealer, k.Name, e)
 	return s.shape(p, k, e, nil), nil
 }
 

@@ -504,11 +504,7 @@ func sameEdgeDoc(a, b []byte) bool {
 // lineageEvent records a lineage change about the downstream entity.
 func (s *Entities) lineageEvent(ctx context.Context, tx Tx, p *meridian.Principal, typ string, to Row, toDoc meridian.Entity, cd *meridian.ChangeDescription) error {
 	k, _ := s.reg.Kind(to.Kind)
-	snap, err := s.sealed(k, toDoc)
-	if err != nil {
-		return err
-	}
-	ev := s.event(p, typ, k, snap, cd)
+	ev := s.event(p, typ, k, s.masked(k, toDoc), cd)
 	ev.ID = uuid.NewString()
 	return tx.AppendEvent(ctx, ev)
 }

@@ -119,12 +119,8 @@ func (s *Entities) RecordChange(ctx context.Context, tx Tx, p *meridian.Principa
 	if err != nil {
 		return err
 	}
-	snap, err := s.sealed(k, e)
-	if err != nil {
-		return err
-	}
 	cd.PreviousVersion = e.Version().Float()
-	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityUpdated, k, snap, &cd))
+	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityUpdated, k, s.masked(k, e), &cd))
 }
 
 // decorate adds the computed fields the driver's modules keep for documents of kind k.

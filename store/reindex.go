@@ -7,8 +7,9 @@ import (
 )
 
 // SearchIndexVersion names the format of the search documents (search.Words and
-// SearchDocOf). Raise it when either changes: the next start rebuilds the index.
-const SearchIndexVersion = "1"
+// SearchDocOf). Raise it when either changes: the next start rebuilds the index. 2:
+// secrets are masked by the kind schemas' rules (URL passwords, pwd, bearer, …).
+const SearchIndexVersion = "2"
 
 const searchIndexSetting = "search.index.version"
 
@@ -44,7 +45,7 @@ func (s *Entities) EnsureSearchIndex(ctx context.Context) (int, error) {
 					if err != nil {
 						return err
 					}
-					if err := tx.Index(ctx, SearchDocOf(k, e)); err != nil {
+					if err := tx.Index(ctx, SearchDocOf(k, s.masked(k, e))); err != nil {
 						return err
 					}
 				}

@@ -26,8 +26,9 @@ func words(text string) string {
 	return strings.Join(search.Words(text), " ")
 }
 
-// SearchDocOf projects a full entity document for the keyword index. Secrets never
-// reach the index: the source document has them masked.
+// SearchDocOf projects a full entity document for the keyword index. e must have its
+// secrets masked (the engine passes the form its change events hold), so that secrets
+// never reach the index.
 func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(e.String("description")),
@@ -80,11 +81,6 @@ func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 		}
 	}
 	src := e.Clone()
-	for _, field := range k.Secrets {
-		if v, ok := src[field]; ok {
-			src[field] = mapSecrets(v, "", func(string) (string, error) { return Mask, nil })
-		}
-	}
 	src["entityType"] = k.Name
 	d.Source = encode(src)
 	return d

@@ -32,10 +32,10 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := tx.PutVersion(ctx, row.ID, row.Version, w.version); err != nil {
 		return err
 	}
-	if err := tx.Index(ctx, SearchDocOf(k, e)); err != nil {
+	if err := tx.Index(ctx, SearchDocOf(k, w.event)); err != nil {
 		return err
 	}
-	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, w.snap, nil))
+	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, w.event, nil))
 }
 
 // writeOpts says how update records a change.
@@ -78,6 +78,7 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 			return nil, "", err
 		}
 	}
+	s.secrets[k.Name].redact(&cd)
 	version := row.Version.Minor()
 	if major {
 		version = row.Version.Major()
@@ -107,11 +108,11 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
 		return nil, "", err
 	}
-	if err := tx.Index(ctx, SearchDocOf(k, next)); err != nil {
+	if err := tx.Index(ctx, SearchDocOf(k, w.event)); err != nil {
 		return nil, "", err
 	}
 	if o.emit {
-		ev := s.event(p, o.change, k, w.snap, &cd)
+		ev := s.event(p, o.change, k, w.event, &cd)
 		ev.Recursive = o.recursive
 		if err := tx.AppendEvent(ctx, ev); err != nil {
 			return nil, "", err

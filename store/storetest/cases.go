@@ -515,52 +515,6 @@ func testOutbox(t *testing.T, f *Fixture) {
 	}
 }
 
-func testSecrets(t *testing.T, f *Fixture) {
-	p := f.Create("contextPlugin", `{"name":"wiki","pluginType":"Confluence","provider":"Atlassian",
-		"connectionConfig":{"url":"https://wiki","auth":{"username":"svc","password":"hunter2"}}}`)
-	if p["entityStatus"] != "Approved" {
-		t.Fatalf("entityStatus default = %v", p["entityStatus"])
-	}
-	tx, err := f.Driver.Begin(f.Ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	row, err := tx.Get(f.Ctx, "contextPlugin", p.ID())
-	tx.Rollback()
-	if err != nil || strings.Contains(string(row.Doc), "hunter2") || !strings.Contains(string(row.Doc), "enc:") {
-		t.Fatalf("stored document must hold the sealed secret: %s", row.Doc)
-	}
-	// A nil policy lets everyone see secrets; the masking rule is the policy's.
-	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Sealer: rot13{}, Policy: denySecrets{}})
-	got, err := f.E.Get(f.Ctx, f.Admin, "contextPlugin", store.ByID(p.ID()), store.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth := got["connectionConfig"].(map[string]any)["auth"].(map[string]any)
-	if auth["password"] != store.Mask || auth["username"] != "svc" {
-		t.Fatalf("masked config = %v", got["connectionConfig"])
-	}
-	// Sending the mask back keeps the secret.
-	if _, err := f.E.Patch(f.Ctx, f.Admin, "contextPlugin", store.ByID(p.ID()), []byte(`[{"op":"replace","path":"/connectionConfig/url","value":"https://wiki2"}]`), ""); err != nil {
-		t.Fatal(err)
-	}
-	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Sealer: rot13{}})
-	clear, _ := f.E.Get(f.Ctx, f.Admin, "contextPlugin", store.ByID(p.ID()), store.GetOptions{})
-	if clear["connectionConfig"].(map[string]any)["auth"].(map[string]any)["password"] != "hunter2" {
-		t.Fatalf("secret lost: %v", clear["connectionConfig"])
-	}
-}
-
-// denySecrets allows everything but seeing secrets.
-type denySecrets struct{}
-
-func (denySecrets) Authorize(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meridian.Entity, owners []meridian.EntityRef) error {
-	if op == store.OpSeeSecrets {
-		return meridian.Errorf(meridian.EForbidden, "no secrets")
-	}
-	return nil
-}
-
 func testConcurrentPatches(t *testing.T, f *Fixture) {
 	g := f.Create("glossary", `{"name":"g","description":"d","extension":{}}`)
 	var (

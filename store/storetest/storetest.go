@@ -8,6 +8,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,10 @@ func Run(t *testing.T, open Open) {
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"ABlockedConsumerDelaysNoWriteAndNoOtherConsumer", testSlowConsumer},
 		{"RetentionPrunesOnlyWhatEveryConsumerHandled", testRetention},
-		{"SecretsAreSealedAtRestAndMasked", testSecrets},
+		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
+		{"MaskedSecretsSentBackKeepTheirValueForEveryVerb", testMaskedSecretsSentBackKeepTheirValue},
+		{"LookalikeAndDamagedSecretsNeverBreakReadsOrWrites", testLookalikeAndDamagedSecretsNeverBreakReads},
+		{"SecretsCannotBeCopiedOutOrProbedByPatch", testSecretsCannotBeCopiedOutByPatch},
 		{"ConcurrentPatchesNeverLoseAnUpdate", testConcurrentPatches},
 		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
 		{"SearchSplitsWordsAndMatchesPrefixes", testSearchWords},
@@ -117,7 +121,12 @@ func newFixture(t *testing.T, open Open) *Fixture {
 type rot13 struct{}
 
 func (rot13) Seal(s string) (string, error) { return "enc:rot13:" + rot(s), nil }
-func (rot13) Open(s string) (string, error) { return rot(s[len("enc:rot13:"):]), nil }
+func (rot13) Open(s string) (string, error) {
+	if !strings.HasPrefix(s, "enc:rot13:") {
+		return "", meridian.Errorf(meridian.EInternal, "not sealed")
+	}
+	return rot(s[len("enc:rot13:"):]), nil
+}
 
 func rot(s string) string {
 	b := []byte(s)
