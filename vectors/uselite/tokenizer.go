@@ -74,17 +74,42 @@ type edge struct {
 	id    int32
 }
 
+// firstPassBytes is the prefix tried first on a long text: enough for maxTokens pieces of
+// ordinary prose, so that a long document costs little more than its first 128 pieces.
+const firstPassBytes = 1 << 10
+
 // encode returns the piece ids of text, at most maxTokens of them (the model's own clip
-// length). Invalid UTF-8 becomes U+FFFD; text is cut at maxInputBytes first so that the work
-// stays bounded, far beyond the point where maxTokens pieces have been produced.
+// length). Invalid UTF-8 becomes U+FFFD. A long text is cut at a space, first at
+// firstPassBytes and, when that gives fewer than maxTokens pieces, at maxInputBytes. No piece
+// contains an inner separator, so the pieces before a cut at a space are exactly those of
+// the whole text.
 func (t *tokenizer) encode(text string) []int32 {
-	if len(text) > maxInputBytes {
-		cut := maxInputBytes
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
+	for _, limit := range []int{firstPassBytes, maxInputBytes} {
+		if len(text) <= limit {
+			break
 		}
-		text = text[:cut]
+		ids := t.encodeAll(cut(text, limit))
+		if len(ids) >= t.maxTokens || limit == maxInputBytes {
+			return ids
+		}
 	}
+	return t.encodeAll(text)
+}
+
+// cut returns the longest prefix of text of at most limit bytes that ends before a space,
+// or at a character boundary when there is no space.
+func cut(text string, limit int) string {
+	if i := strings.LastIndexByte(text[:limit+1], ' '); i > 0 {
+		return text[:i]
+	}
+	for limit > 0 && !utf8.RuneStart(text[limit]) {
+		limit--
+	}
+	return text[:limit]
+}
+
+// encodeAll tokenizes the whole of text.
+func (t *tokenizer) encodeAll(text string) []int32 {
 	s := norm.NFKC.String(strings.ToValidUTF8(text, "\uFFFD"))
 	if s == "" {
 		return nil
