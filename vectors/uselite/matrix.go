@@ -1,24 +1,11 @@
 package uselite
 
 // matrix is a weight matrix W [rows × cols] applied as x·W. It is stored transposed
-// (cols rows of length rows), so that each output is a dot product over contiguous memory.
+// (cols rows of length rows; the weights file keeps it so), so that each output is a dot
+// product over contiguous memory.
 type matrix struct {
 	rows, cols int
 	t          []float32 // [cols × rows]
-}
-
-// newMatrix transposes w, given row-major [rows × cols].
-func newMatrix(w []float32, rows, cols int) matrix {
-	if len(w) != rows*cols {
-		return matrix{}
-	}
-	t := make([]float32, len(w))
-	for r := 0; r < rows; r++ {
-		for c := 0; c < cols; c++ {
-			t[c*rows+r] = w[r*cols+c]
-		}
-	}
-	return matrix{rows: rows, cols: cols, t: t}
 }
 
 // mul sets dst [n × cols] to x [n × rows] · W + bias.

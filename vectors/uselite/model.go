@@ -67,7 +67,7 @@ func newModel(cfg format.Config, t map[string][]float32) (*model, error) {
 		return v
 	}
 	mat := func(name string, in, out int) matrix {
-		return newMatrix(vec(name, in*out), in, out)
+		return matrix{rows: in, cols: out, t: vec(name, in*out)}
 	}
 	if cfg.Heads <= 0 || embedWidth%cfg.Heads != 0 || width%cfg.Heads != 0 || cfg.MaxTokens <= 0 {
 		return nil, fmt.Errorf("uselite: unsupported configuration %+v", cfg)

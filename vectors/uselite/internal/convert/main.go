@@ -134,15 +134,22 @@ func run(pkg, out string) error {
 			return fmt.Errorf("weight %s missing from the shards", graphName)
 		}
 		shape := squeeze(t.shape)
-		rec := format.Tensor{Name: short[graphName], Shape: shape, Offset: int64(data.Len())}
+		values := t.f32
+		name := short[graphName]
+		if strings.HasSuffix(name, ".w") {
+			// Weight matrices x·W are stored transposed ([out × in]) so that the runtime
+			// computes each output as a dot product over contiguous memory.
+			values, shape = transpose(values, shape[0], shape[1]), []int{shape[1], shape[0]}
+		}
+		rec := format.Tensor{Name: name, Shape: shape, Offset: int64(data.Len())}
 		if len(shape) == 2 && shape[0] > 1 && shape[1] > 1 {
 			rec.Dtype = format.F16
-			for _, v := range t.f32 {
+			for _, v := range values {
 				_ = binary.Write(&data, binary.LittleEndian, format.ToHalf(v))
 			}
 		} else {
 			rec.Dtype = format.F32
-			for _, v := range t.f32 {
+			for _, v := range values {
 				_ = binary.Write(&data, binary.LittleEndian, math.Float32bits(v))
 			}
 		}
@@ -276,6 +283,17 @@ func readConfig(w map[string]tensor, mj modelJSON) (format.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// transpose returns the [cols × rows] transpose of the row-major [rows × cols] w.
+func transpose(w []float32, rows, cols int) []float32 {
+	t := make([]float32, len(w))
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			t[c*rows+r] = w[r*cols+c]
+		}
+	}
+	return t
 }
 
 // squeeze drops the leading 1×1 of the convolution kernels, which are plain matrices.

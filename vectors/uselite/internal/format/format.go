@@ -1,7 +1,8 @@
 // Package format is the layout of the USE-lite weights file shared by the converter and
 // the runtime: the magic "USELITE1", a little-endian uint32 header length, a JSON header
 // (hyperparameters and a table of tensors), then the tensor data. Matrices are stored as
-// IEEE 754 half precision, vectors as float32, both little-endian.
+// IEEE 754 half precision, vectors as float32, both little-endian. Weight matrices applied
+// as x·W (names ending in ".w") are stored transposed, [out × in].
 package format
 
 import (
@@ -80,6 +81,7 @@ func Read(b []byte) (Config, map[string][]float32, error) {
 		return Config{}, nil, fmt.Errorf("weights header: %w", err)
 	}
 	data := b[start+n:]
+	var halves []float32 // every half-precision value widened, built on first use
 	out := make(map[string][]float32, len(f.Tensors))
 	for _, t := range f.Tensors {
 		size := 1
@@ -95,9 +97,15 @@ func Read(b []byte) (Config, map[string][]float32, error) {
 		}
 		raw := data[t.Offset:]
 		v := make([]float32, size)
+		if t.Dtype == F16 && halves == nil {
+			halves = make([]float32, 1<<16)
+			for h := range halves {
+				halves[h] = FromHalf(uint16(h))
+			}
+		}
 		for i := range v {
 			if t.Dtype == F16 {
-				v[i] = FromHalf(binary.LittleEndian.Uint16(raw[2*i:]))
+				v[i] = halves[binary.LittleEndian.Uint16(raw[2*i:])]
 			} else {
 				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 			}
