@@ -5,8 +5,10 @@
 // embedded in the binary, so it needs no network, no model server and no download.
 //
 // Bounds: a text is cut at 8 KiB before tokenizing and at 128 pieces (the model's own clip
-// length) after; a call embeds at most MaxBatch texts. Texts are encoded in parallel, at most
-// GOMAXPROCS at a time; one text is encoded on one goroutine.
+// length) after; a call embeds at most MaxBatch texts. A call encodes its texts in parallel
+// on at most GOMAXPROCS goroutines; one text is encoded on one goroutine. Cost on one core
+// (CPU time; bench_test.go): about 11 ms for a query of 8 pieces, 41 ms for a document of 32,
+// 180 ms at 128; loading takes about 50 ms and 29 MB of heap.
 package uselite
 
 import (
