@@ -284,12 +284,12 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	if p.TokenType == "" {
 		p.TokenType = t.TokenType
 	}
-	userKind, err := currentUser(ctx, tx, p)
+	kind, err := currentUser(ctx, tx, p)
 	if err != nil {
 		return nil, err
 	}
 	if a.cache != nil {
-		a.cache.put(hash, p, userKind, t.ExpiresAt, gen)
+		a.cache.put(hash, p, kind, t.ExpiresAt, gen)
 	}
 	return p, nil
 }
