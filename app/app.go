@@ -71,9 +71,10 @@ type Catalog struct {
 	Schemas *schema.Validator
 	// Entities is the entity engine over Driver, validating with Schemas, sealing
 	// secrets with the data directory's key, authorizing with the role policy, and
-	// notifying Dispatcher after each committed write.
+	// notifying Dispatcher and Auth's principal cache after each committed write.
 	Entities *store.Entities
-	// Auth verifies bearer tokens and issues personal access and bot tokens.
+	// Auth verifies bearer tokens, caching the principals (auth.CacheConfig defaults),
+	// and issues personal access and bot tokens.
 	Auth *auth.Authority
 	// Dispatcher delivers the outbox to its consumers; Run runs it when the catalog
 	// serves.
@@ -121,6 +122,12 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("load signing key: %w", err)
 	}
+	// Verified principals are cached; the engine's post-commit hook (Notify) tells the
+	// cache at once about this server's writes, and the cache follows the other
+	// servers' through the database (auth/cache.go).
+	if err := authority.UseCache(ctx, auth.CacheConfig{Registry: meridian.DefaultRegistry()}); err != nil {
+		return nil, fmt.Errorf("start the principal cache: %w", err)
+	}
 	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
 	// capabilities arrive.
 	outbox := store.NewDispatcher(db, log)
@@ -141,7 +148,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Validator: validator,
 		Policy:    auth.Policy{},
 		Sealer:    sealer,
-		Notify:    outbox.Notify,
+		Notify:    func() { outbox.Notify(); authority.Changed() },
 		Jobs:      js,
 	})
 	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {

@@ -53,6 +53,7 @@ type Authority struct {
 	issuer string
 	key    []byte
 	now    func() time.Time
+	cache  *principalCache // nil until UseCache: every Verify reads the store
 }
 
 // New returns an Authority for issuer over db, which must have been opened with
@@ -138,10 +139,15 @@ func readKey(ctx context.Context, db store.Driver) ([]byte, error) {
 // meridian.TokenTypePersonal; ttl 0 means the token never expires (no exp claim).
 // tokenName is a label shown in token lists. It returns the raw token, which is never
 // stored and cannot be retrieved later, and the stored record (ID is the jti claim).
-// Errors: EInvalid for a bad subject, token type or ttl.
+// The token carries the subject's entity id (claim uid), which Verify checks against
+// the user entity. Errors: EInvalid for a bad subject (no name or no id), token type or
+// ttl.
 func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl time.Duration, tokenName string) (string, Token, error) {
 	if strings.TrimSpace(s.Name) == "" {
 		return "", Token{}, meridian.Errorf(meridian.EInvalid, "A token needs a subject name")
+	}
+	if strings.TrimSpace(s.ID) == "" {
+		return "", Token{}, meridian.Errorf(meridian.EInvalid, "A token needs the id of its subject's user entity")
 	}
 	if tokenType != meridian.TokenTypeBot && tokenType != meridian.TokenTypePersonal {
 		return "", Token{}, meridian.Errorf(meridian.EInvalid,
@@ -165,9 +171,7 @@ func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl 
 		"tokenType": tokenType,
 		"iat":       now.Unix(),
 		"jti":       jti,
-	}
-	if s.ID != "" {
-		claims["uid"] = s.ID
+		"uid":       s.ID,
 	}
 	if len(s.Scopes) > 0 {
 		claims["scope"] = strings.Join(s.Scopes, " ")
@@ -207,12 +211,20 @@ func (a *Authority) Issue(ctx context.Context, s Subject, tokenType string, ttl 
 }
 
 // Verify checks a raw token (without the "Bearer " prefix) and returns its principal.
-// Only HS256 tokens signed with this Authority's key and issuer are accepted, and only
-// while their hash is stored and not revoked. Every refusal is EUnauthorized, with one
-// of the messages "Missing token", "Token has expired", "Token has been revoked",
-// "Invalid token: malformed", "Invalid token: signature is invalid",
-// "Invalid token: signing method not allowed", "Invalid token: issuer" or
-// "Invalid token: claims are invalid". A store failure is returned as it is.
+// Only HS256 tokens signed with this Authority's key and issuer are accepted, only while
+// their hash is stored and not revoked, and only while the user entity whose id the
+// token carries (claim uid) exists, is not deleted and still has the token's name: a
+// token issued to a user who was deleted and re-created under the same name is refused.
+// A token without a uid claim (issued before tokens carried one) is refused too; its
+// user issues a new one. The principal's roles are the user entity's current ones.
+// With UseCache, a token verified before is answered from the cache (cache.go).
+//
+// Every refusal is EUnauthorized, with one of the messages "Missing token", "Token has
+// expired", "Token has been revoked", "Token has been revoked: user … is not active",
+// "Invalid token: malformed", "Invalid token: signature is invalid", "Invalid token:
+// signing method not allowed", "Invalid token: issuer", "Invalid token: no user id;
+// issue a new token" or "Invalid token: claims are invalid". A store failure is
+// returned as it is.
 func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Principal, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -225,6 +237,14 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	}
 	if len(raw) > maxTokenLen {
 		return nil, unauthorized("Invalid token: malformed")
+	}
+	hash := hashToken(raw)
+	var gen uint64
+	if a.cache != nil {
+		var hit bool
+		if p, gen, hit = a.cache.lookup(ctx, hash); hit {
+			return p, nil
+		}
 	}
 	claims := jwt.MapClaims{}
 	parser := jwt.NewParser(
@@ -240,13 +260,17 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	if err != nil {
 		return nil, err
 	}
+	if p.ID == "" {
+		return nil, unauthorized("Invalid token: no user id; issue a new token")
+	}
 
-	tx, err := a.db.Begin(ctx, false)
+	// A short read: it never queues behind long searches.
+	tx, err := store.BeginShort(ctx, a.db)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	t, err := tokenByHash(ctx, tx.SQL(), hashToken(raw))
+	t, err := tokenByHash(ctx, tx.SQL(), hash)
 	switch {
 	case meridian.ErrorCode(err) == meridian.ENotFound:
 		return nil, unauthorized("Token has been revoked")
@@ -260,22 +284,31 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 	if p.TokenType == "" {
 		p.TokenType = t.TokenType
 	}
-	if err := currentUser(ctx, tx, p); err != nil {
+	kind, err := currentUser(ctx, tx, p)
+	if err != nil {
 		return nil, err
+	}
+	if a.cache != nil {
+		a.cache.put(hash, p, kind, t.ExpiresAt, gen)
 	}
 	return p, nil
 }
 
-// currentUser checks that the token's user still exists and is active, and takes the
-// principal's id and roles from the user entity, so that a role change or a deleted
-// user takes effect at once for every token already issued.
-func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) error {
-	u, err := tx.GetByFQN(ctx, "user", meridian.QuoteName(p.Name))
-	if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && u.Deleted) {
-		return unauthorized("Token has been revoked: user " + p.Name + " is not active")
+// userKind is the kind of the entities tokens are issued to (bots have a user entity
+// too, with isBot).
+const userKind = "user"
+
+// currentUser checks that the token's user, found by the id the token carries, still
+// exists, is active and has the token's name, and takes the principal's roles from the
+// user entity, so that a role change or a deleted user takes effect at once for every
+// token already issued. It returns the kind of the user's entity.
+func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) (string, error) {
+	u, err := tx.Get(ctx, userKind, p.ID)
+	if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && (u.Deleted || u.Name != p.Name)) {
+		return "", unauthorized("Token has been revoked: user " + p.Name + " is not active")
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	var doc struct {
 		Roles   []any `json:"roles"`
@@ -283,9 +316,8 @@ func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) error 
 		IsBot   bool  `json:"isBot"`
 	}
 	if err := json.Unmarshal(u.Doc, &doc); err != nil {
-		return err
+		return "", err
 	}
-	p.ID = u.ID
 	p.IsBot = doc.IsBot
 	p.Roles = p.Roles[:0]
 	for _, r := range doc.Roles {
@@ -301,7 +333,7 @@ func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) error 
 	if doc.IsAdmin && !p.HasRole(meridian.RoleAdmin) {
 		p.Roles = append(p.Roles, meridian.RoleAdmin)
 	}
-	return nil
+	return u.Kind, nil
 }
 
 // classify turns a jwt parse error into the caller-facing EUnauthorized error.
@@ -367,7 +399,9 @@ func principalOf(c jwt.MapClaims) (*meridian.Principal, error) {
 	return p, nil
 }
 
-// Revoke marks a token revoked by its id (the jti claim). Errors: ENotFound.
+// Revoke marks a token revoked by its id (the jti claim). The token stops verifying at
+// once on this server, and within the cache's Poll on every other server sharing the
+// database (cache.go). Errors: ENotFound.
 func (a *Authority) Revoke(ctx context.Context, tokenID string) error {
 	if tokenID == "" {
 		return meridian.Errorf(meridian.ENotFound, "Token instance for %s not found", tokenID)
@@ -376,17 +410,24 @@ func (a *Authority) Revoke(ctx context.Context, tokenID string) error {
 	if err != nil {
 		return err
 	}
-	if err := revokeToken(ctx, tx.SQL(), tokenID); err != nil {
+	hash, err := revokeToken(ctx, tx.SQL(), tokenID, a.now().UnixMilli())
+	if err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if a.cache != nil {
+		a.cache.dropToken(hash)
+	}
+	return nil
 }
 
 // Tokens lists the tokens issued to a user or bot, oldest first, as the store keeps
-// them.
+// them. It is a short read (store.BeginShort).
 func (a *Authority) Tokens(ctx context.Context, userName string) ([]Token, error) {
-	tx, err := a.db.Begin(ctx, false)
+	tx, err := store.BeginShort(ctx, a.db)
 	if err != nil {
 		return nil, err
 	}

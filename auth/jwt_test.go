@@ -21,6 +21,9 @@ import (
 
 const testIssuer = "meridian-test"
 
+// aliceID is the id of the user alice that openStore holds.
+const aliceID = "6f1c1f0e-0b7e-4d43-9a0e-7a6f3b6c9f01"
+
 // openStore opens a real SQLite catalog in a temporary directory, holding the users
 // the tests issue tokens for: alice (a steward and consumer) and ingestion-bot.
 func openStore(t *testing.T) store.Driver {
@@ -30,7 +33,7 @@ func openStore(t *testing.T) store.Driver {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	addUser(t, db, "6f1c1f0e-0b7e-4d43-9a0e-7a6f3b6c9f01", "alice", `{"name":"alice","roles":["DataSteward","DataConsumer"]}`)
+	addUser(t, db, aliceID, "alice", `{"name":"alice","roles":["DataSteward","DataConsumer"]}`)
 	addUser(t, db, "b1", "ingestion-bot", `{"name":"ingestion-bot","isBot":true,"roles":[]}`)
 	return db
 }
@@ -101,7 +104,7 @@ func validClaims() jwt.MapClaims {
 	return jwt.MapClaims{
 		"sub": "alice", "iss": testIssuer, "roles": []string{"Admin"}, "email": "alice@example.com",
 		"isBot": false, "tokenType": meridian.TokenTypePersonal, "iat": now.Unix(),
-		"exp": now.Add(time.Hour).Unix(), "jti": "f0c2b1c8-5a52-4b59-a1c1-0b8e1c7c2d10",
+		"exp": now.Add(time.Hour).Unix(), "jti": "f0c2b1c8-5a52-4b59-a1c1-0b8e1c7c2d10", "uid": aliceID,
 	}
 }
 
@@ -218,7 +221,7 @@ func TestSigningKeyIsSharedThroughTheStore(t *testing.T) {
 	if err != nil || v != base64.StdEncoding.EncodeToString(a1.key) {
 		t.Fatalf("setting %s = %q, %v; want the key", KeySetting, v, err)
 	}
-	raw, _, err := a1.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
+	raw, _, err := a1.Issue(ctx, Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +234,7 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 	ctx := context.Background()
 	a := newAuthority(t)
 
-	revoked, tok, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
+	revoked, tok, err := a.Issue(ctx, Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,12 +243,12 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 	}
 	// Issued an hour ago with a one-minute lifetime.
 	a.now = func() time.Time { return time.Now().Add(-time.Hour) }
-	shortLived, _, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Minute, "")
+	shortLived, _, err := a.Issue(ctx, Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, time.Minute, "")
 	a.now = time.Now
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, _, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
+	good, _, err := a.Issue(ctx, Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +266,8 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 	delete(noSubject, "sub")
 	badExp := validClaims()
 	badExp["exp"] = "tomorrow"
+	noUserID := validClaims()
+	delete(noUserID, "uid")
 
 	tests := []struct {
 		name, raw, want string
@@ -291,6 +296,7 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 		{"exp not a number", sign(t, jwt.SigningMethodHS256, a.key, badExp), "Invalid token: claims are invalid"},
 		{"roles not an array", sign(t, jwt.SigningMethodHS256, a.key, badRoles), "Invalid token: claims are invalid"},
 		{"no subject", sign(t, jwt.SigningMethodHS256, a.key, noSubject), "Invalid token: claims are invalid"},
+		{"no user id, as older versions issued", sign(t, jwt.SigningMethodHS256, a.key, noUserID), "Invalid token: no user id; issue a new token"},
 		{"revoked", revoked, "Token has been revoked"},
 		{"validly signed but never issued", sign(t, jwt.SigningMethodHS256, a.key, validClaims()), "Token has been revoked"},
 	}
@@ -351,9 +357,10 @@ func TestIssueRefusesBadInput(t *testing.T) {
 		tokenType string
 		ttl       time.Duration
 	}{
-		{"no subject name", Subject{}, meridian.TokenTypePersonal, time.Hour},
-		{"unknown token type", Subject{Name: "alice"}, "SESSION", time.Hour},
-		{"negative ttl", Subject{Name: "alice"}, meridian.TokenTypePersonal, -time.Hour},
+		{"no subject name", Subject{ID: aliceID}, meridian.TokenTypePersonal, time.Hour},
+		{"no subject id", Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Hour},
+		{"unknown token type", Subject{ID: aliceID, Name: "alice"}, "SESSION", time.Hour},
+		{"negative ttl", Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, -time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -492,26 +499,40 @@ func TestVerifyFollowsTheCurrentUserEntity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addUser(t, db, "c0ffee00-0000-4000-8000-000000000001", "carol", `{"name":"carol","roles":["DataConsumer"]}`)
-	raw, _, err := a.Issue(ctx, Subject{Name: "carol", Roles: []string{meridian.RoleAdmin}}, meridian.TokenTypePersonal, time.Hour, "")
+	const carolID = "c0ffee00-0000-4000-8000-000000000001"
+	addUser(t, db, carolID, "carol", `{"name":"carol","roles":["DataConsumer"]}`)
+	raw, _, err := a.Issue(ctx, Subject{ID: carolID, Name: "carol", Roles: []string{meridian.RoleAdmin}}, meridian.TokenTypePersonal, time.Hour, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := a.Verify(ctx, raw)
-	if err != nil || p.IsAdmin() || !p.HasRole(meridian.RoleDataConsumer) || p.ID != "c0ffee00-0000-4000-8000-000000000001" {
+	if err != nil || p.IsAdmin() || !p.HasRole(meridian.RoleDataConsumer) || p.ID != carolID {
 		t.Fatalf("roles must come from the user entity, not the claim: %+v, %v", p, err)
 	}
+	removeRow(t, db, carolID)
+	if _, err := a.Verify(ctx, raw); meridian.ErrorCode(err) != meridian.EUnauthorized {
+		t.Fatalf("a deleted user's token must be refused: %v", err)
+	}
+	// A new carol is another user: the old carol's token stays refused.
+	addUser(t, db, "c0ffee00-0000-4000-8000-000000000002", "carol", `{"name":"carol","roles":["Admin"]}`)
+	if p, err := a.Verify(ctx, raw); meridian.ErrorCode(err) != meridian.EUnauthorized {
+		t.Fatalf("a token of the deleted carol verifies as the new carol: %+v, %v", p, err)
+	}
+}
+
+// removeRow hard-deletes an entity row directly, as the engine would.
+func removeRow(t testing.TB, db store.Driver, id string) {
+	t.Helper()
+	ctx := context.Background()
 	tx, err := db.Begin(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Remove(ctx, "c0ffee00-0000-4000-8000-000000000001"); err != nil {
+	defer tx.Rollback()
+	if err := tx.Remove(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := a.Verify(ctx, raw); meridian.ErrorCode(err) != meridian.EUnauthorized {
-		t.Fatalf("a deleted user's token must be refused: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ func testTokenTable(t *testing.T, open drivertest.Open) {
 				return err
 			}
 		}
-		return revokeToken(ctx, db, "tk1")
+		return revokeHash(ctx, db, "tk1")
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func testTokenTable(t *testing.T, open drivertest.Open) {
 		fn   func(db store.SQL) error
 		code string
 	}{
-		{"revoke missing", func(db store.SQL) error { return revokeToken(ctx, db, "zz") }, meridian.ENotFound},
+		{"revoke missing", func(db store.SQL) error { return revokeHash(ctx, db, "zz") }, meridian.ENotFound},
 		{"duplicate hash", func(db store.SQL) error { return putToken(ctx, db, Token{ID: "tk9", Hash: "h1"}) }, meridian.EConflict},
 		{"duplicate id", func(db store.SQL) error { return putToken(ctx, db, Token{ID: "tk1", Hash: "h9"}) }, meridian.EConflict},
 	} {
@@ -101,12 +101,18 @@ func testTokenTable(t *testing.T, open drivertest.Open) {
 	}
 }
 
+// revokeHash revokes a token by id, as Revoke does.
+func revokeHash(ctx context.Context, db store.SQL, id string) error {
+	_, err := revokeToken(ctx, db, id, time.Now().UnixMilli())
+	return err
+}
+
 func testTokenReadOnly(t *testing.T, open drivertest.Open) {
 	ctx := context.Background()
 	db := open(t, Module())
 	for name, fn := range map[string]func(db store.SQL) error{
 		"put":    func(db store.SQL) error { return putToken(ctx, db, Token{ID: "t", Hash: "h"}) },
-		"revoke": func(db store.SQL) error { return revokeToken(ctx, db, "t") },
+		"revoke": func(db store.SQL) error { return revokeHash(ctx, db, "t") },
 	} {
 		if err := inTx(t, db, false, fn); err == nil {
 			t.Errorf("%s in a read-only transaction succeeded", name)
@@ -123,12 +129,12 @@ func testTokenReadOnly(t *testing.T, open drivertest.Open) {
 func testAuthorityRoundTrip(t *testing.T, open drivertest.Open) {
 	ctx := context.Background()
 	db := open(t, Module())
-	addUser(t, db, "6f1c1f0e-0b7e-4d43-9a0e-7a6f3b6c9f01", "alice", `{"name":"alice","roles":["DataSteward"]}`)
+	addUser(t, db, aliceID, "alice", `{"name":"alice","roles":["DataSteward"]}`)
 	a, err := New(ctx, db, testIssuer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, tok, err := a.Issue(ctx, Subject{Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "laptop")
+	raw, tok, err := a.Issue(ctx, Subject{ID: aliceID, Name: "alice"}, meridian.TokenTypePersonal, time.Hour, "laptop")
 	if err != nil {
 		t.Fatal(err)
 	}

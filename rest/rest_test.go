@@ -463,7 +463,11 @@ func quote(s string) string {
 
 func TestReadScopedTokenCannotWrite(t *testing.T) {
 	f := newFixture(t)
-	raw, _, err := f.auth.Issue(context.Background(), auth.Subject{Name: "admin", Roles: []string{meridian.RoleAdmin},
+	admin, err := f.auth.Verify(context.Background(), f.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := f.auth.Issue(context.Background(), auth.Subject{ID: admin.ID, Name: "admin", Roles: []string{meridian.RoleAdmin},
 		Scopes: []string{meridian.ScopeRead}}, meridian.TokenTypePersonal, time.Hour, "read-only")
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,13 @@
 // modernc.org/sqlite (pure Go, no cgo). It implements store.Driver.
 //
 // The file runs in WAL mode with synchronous=FULL, so every committed write is durable.
-// Two connection pools share it: a writer pool of exactly one connection whose
+// Three connection pools share it: a writer pool of exactly one connection whose
 // transactions start with BEGIN IMMEDIATE (the write lock is taken at once, so writers
 // queue in the pool instead of failing with SQLITE_BUSY or deadlocking on a lock
 // upgrade), and a reader pool of query_only connections for read-only transactions,
-// which WAL lets run beside the writer. Each pool prepares the driver's fixed
+// which WAL lets run beside the writer. A second, smaller pool of query_only connections
+// is reserved for short reads (store.ShortReader: token verification), so they never
+// queue behind long searches holding every reader. Each pool prepares the driver's fixed
 // statements once (stmts.go), so transactions do not parse their SQL again.
 //
 // The engine's write transactions are committed in groups (DB implements
@@ -40,6 +42,10 @@ import (
 // readers is the size of the read-only connection pool.
 const readers = 4
 
+// shortReaders is the size of the pool reserved for short reads (BeginShort), which
+// never wait behind the long queries that can hold every connection of the other.
+const shortReaders = 2
+
 // busyTimeout is how long, in milliseconds, a connection waits for a lock held by
 // another process before it gives up with SQLITE_BUSY.
 const busyTimeout = 10000
@@ -52,12 +58,13 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // query_only connections
+	short  *sql.DB // query_only connections reserved for short reads (BeginShort)
 
 	// The fixed statements, prepared once per pool: every one on the writer, the
 	// reads on the readers.
-	writerStmts, readerStmts *stmts
+	writerStmts, readerStmts, shortStmts *stmts
 	// The module statements each pool has run, prepared once.
-	writerModStmts, readerModStmts *moduleStmts
+	writerModStmts, readerModStmts, shortModStmts *moduleStmts
 
 	modules []store.Module
 
@@ -67,6 +74,7 @@ type DB struct {
 var (
 	_ store.Driver         = (*DB)(nil)
 	_ store.GroupCommitter = (*DB)(nil)
+	_ store.ShortReader    = (*DB)(nil)
 )
 
 // Open opens the catalog file at path, creating it and its parent directory when
@@ -126,6 +134,28 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 
 	// Readers open after the writer has put the file in WAL mode (a persistent
 	// setting), so they never need to write to change it.
+	reader, readerStmts, err := openReaders(ctx, path, readers)
+	if err != nil {
+		db.writerStmts.close()
+		writer.Close()
+		return nil, err
+	}
+	short, shortStmts, err := openReaders(ctx, path, shortReaders)
+	if err != nil {
+		readerStmts.close()
+		reader.Close()
+		db.writerStmts.close()
+		writer.Close()
+		return nil, err
+	}
+	db.reader, db.readerStmts, db.readerModStmts = reader, readerStmts, newModuleStmts(reader)
+	db.short, db.shortStmts, db.shortModStmts = short, shortStmts, newModuleStmts(short)
+	return db, nil
+}
+
+// openReaders opens a pool of n query_only connections and prepares the read
+// statements on it.
+func openReaders(ctx context.Context, path string, n int) (*sql.DB, *stmts, error) {
 	reader, err := sql.Open("sqlite", dsn(path, url.Values{
 		"_pragma": {
 			"busy_timeout(" + strconv.Itoa(busyTimeout) + ")",
@@ -134,28 +164,22 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 		},
 	}))
 	if err != nil {
-		writer.Close()
-		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+		return nil, nil, fmt.Errorf("sqlite: open reader: %w", err)
 	}
-	reader.SetMaxOpenConns(readers)
-	reader.SetMaxIdleConns(readers)
+	reader.SetMaxOpenConns(n)
+	reader.SetMaxIdleConns(n)
 	reader.SetConnMaxLifetime(0)
 	reader.SetConnMaxIdleTime(0)
 	if err := reader.PingContext(ctx); err != nil {
 		reader.Close()
-		db.writerStmts.close()
-		writer.Close()
-		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+		return nil, nil, fmt.Errorf("sqlite: open reader: %w", err)
 	}
-	if db.readerStmts, err = prepare(ctx, reader, firstWrite); err != nil {
+	st, err := prepare(ctx, reader, firstWrite)
+	if err != nil {
 		reader.Close()
-		db.writerStmts.close()
-		writer.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	db.reader = reader
-	db.readerModStmts = newModuleStmts(reader)
-	return db, nil
+	return reader, st, nil
 }
 
 func dsn(path string, params url.Values) string {
@@ -202,6 +226,18 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 	return &tx{tx: t, writable: writable, stmts: st, modules: db.modules, modStmts: mst}, nil
 }
 
+// BeginShort starts a read-only transaction on the pool reserved for short reads
+// (store.ShortReader): token verification never queues behind long searches holding
+// every connection of the main reader pool.
+func (db *DB) BeginShort(ctx context.Context) (store.Tx, error) {
+	db.shortModStmts.prepareQueued(ctx)
+	t, err := db.short.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return &tx{tx: t, stmts: db.shortStmts, modules: db.modules, modStmts: db.shortModStmts}, nil
+}
+
 // Modules returns the modules the database was opened with.
 func (db *DB) Modules() []store.Module { return db.modules }
 
@@ -214,10 +250,12 @@ func (db *DB) Group(ctx context.Context, f func(store.Tx) error) error {
 // Close closes both connection pools.
 func (db *DB) Close() error {
 	var errs []error
-	errs = append(errs, db.readerStmts.close(), db.writerStmts.close(),
-		db.readerModStmts.close(), db.writerModStmts.close())
-	if db.reader != nil {
-		errs = append(errs, db.reader.Close())
+	errs = append(errs, db.readerStmts.close(), db.shortStmts.close(), db.writerStmts.close(),
+		db.readerModStmts.close(), db.shortModStmts.close(), db.writerModStmts.close())
+	for _, pool := range []*sql.DB{db.reader, db.short} {
+		if pool != nil {
+			errs = append(errs, pool.Close())
+		}
 	}
 	if db.writer != nil {
 		errs = append(errs, db.writer.Close())

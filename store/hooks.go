@@ -1,0 +1,36 @@
+package store
+
+import "context"
+
+// What a capability that follows the engine from outside needs: a read that never
+// queues behind long queries, and the head of the outbox. Auth's principal cache
+// (auth/cache.go) uses both; the engine's post-commit hook is Config.Notify.
+
+// ShortReader is a Driver capability: a small pool of read-only connections reserved
+// for short reads (token verification), so they never wait behind long queries, such
+// as searches, that can hold every connection of the driver's main reader pool.
+// store/sqlite has one (its main reader pool is small); store/postgres has not (its
+// pool of 64 connections leaves room), and BeginShort falls back to Begin.
+type ShortReader interface {
+	// BeginShort starts a read-only transaction on the reserved pool. The caller
+	// keeps it short: a few indexed lookups, then Rollback.
+	BeginShort(ctx context.Context) (Tx, error)
+}
+
+// BeginShort starts a read-only transaction for a short read: on db's reserved pool
+// when db is a ShortReader, otherwise as db.Begin(ctx, false).
+func BeginShort(ctx context.Context, db Driver) (Tx, error) {
+	if r, ok := db.(ShortReader); ok {
+		return r.BeginShort(ctx)
+	}
+	return db.Begin(ctx, false)
+}
+
+// OutboxHead returns, in tx, the sequence number of the newest change event, 0 when
+// there is none: a follower that starts there sees every event committed after it,
+// without replaying the backlog.
+func OutboxHead(ctx context.Context, tx Tx) (int64, error) {
+	var seq int64
+	err := tx.SQL().QueryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM change_events").Scan(&seq)
+	return seq, err
+}
