@@ -121,34 +121,52 @@ func lower(l []string) []string {
 // Upsert replaces the entity's vectors of the entry's model and dimension with the
 // entry's chunks (none removes them). Errors: a malformed entry, and those of the
 // driver.
-func (ix *Index) Upsert(ctx context.Context, e Entry) error {
-	if err := e.validate(); err != nil {
-		return err
-	}
-	e.Service, e.Tags = strings.ToLower(e.Service), lower(e.Tags)
-	return ix.write(ctx, func(db store.SQL) error {
-		if db.Dialect() == store.DialectPostgres {
-			if err := ix.ensureHNSW(ctx, db, e.Dim); err != nil {
-				return err
-			}
-		}
-		if _, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3", e.EntityID, e.Model, e.Dim); err != nil {
+func (ix *Index) Upsert(ctx context.Context, e Entry) error { return ix.UpsertMany(ctx, []Entry{e}) }
+
+// UpsertMany upserts entries in one transaction.
+func (ix *Index) UpsertMany(ctx context.Context, entries []Entry) error {
+	for i := range entries {
+		if err := entries[i].validate(); err != nil {
 			return err
 		}
-		var tags any = e.Tags
-		if db.Dialect() == store.DialectSQLite {
-			b, _ := json.Marshal(e.Tags)
-			tags = string(b)
-		}
-		for i, c := range e.Chunks {
-			if _, err := db.Exec(ctx, `INSERT INTO vectors (entity_id, model, dim, chunk, content_hash, kind, fqn, service, tags, deleted, text, embedding)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, e.EntityID, e.Model, e.Dim, i, e.Hash, e.Kind, e.FQN, e.Service, tags, e.Deleted,
-				c.Text, embeddingArg(db.Dialect(), c.Vector)); err != nil {
+		entries[i].Service, entries[i].Tags = strings.ToLower(entries[i].Service), lower(entries[i].Tags)
+	}
+	return ix.write(ctx, func(db store.SQL) error {
+		for _, e := range entries {
+			if err := ix.upsert(ctx, db, e); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, func(m *memory) { m.upsert(e) })
+	}, func(m *memory) {
+		for _, e := range entries {
+			m.upsert(e)
+		}
+	})
+}
+
+func (ix *Index) upsert(ctx context.Context, db store.SQL, e Entry) error {
+	if db.Dialect() == store.DialectPostgres {
+		if err := ix.ensureHNSW(ctx, db, e.Dim); err != nil {
+			return err
+		}
+	}
+	if _, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3", e.EntityID, e.Model, e.Dim); err != nil {
+		return err
+	}
+	var tags any = e.Tags
+	if db.Dialect() == store.DialectSQLite {
+		b, _ := json.Marshal(e.Tags)
+		tags = string(b)
+	}
+	for i, c := range e.Chunks {
+		if _, err := db.Exec(ctx, `INSERT INTO vectors (entity_id, model, dim, chunk, content_hash, kind, fqn, service, tags, deleted, text, embedding)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, e.EntityID, e.Model, e.Dim, i, e.Hash, e.Kind, e.FQN, e.Service, tags, e.Deleted,
+			c.Text, embeddingArg(db.Dialect(), c.Vector)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete removes every vector of the entity, of every model. Errors: the driver's.

@@ -29,7 +29,7 @@ func (ix *Index) ensureHNSW(ctx context.Context, db store.SQL, dim int) error {
 		return nil
 	}
 	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS vectors_hnsw_%[1]d ON vectors
-USING hnsw ((embedding::halfvec(%[1]d)) halfvec_cosine_ops) WHERE dim = %[1]d`, dim)); err != nil {
+USING hnsw ((embedding::halfvec(%[1]d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128) WHERE dim = %[1]d`, dim)); err != nil {
 		return err
 	}
 	ix.hnsw[dim] = true
@@ -41,7 +41,7 @@ USING hnsw ((embedding::halfvec(%[1]d)) halfvec_cosine_ops) WHERE dim = %[1]d`, 
 // it asks for more rows than entities.
 func (ix *Index) searchPostgres(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
 	limit := min(q.K*4, 4*MaxK)
-	ef := min(max(limit, 40), 1000)
+	ef := min(max(5*limit, 200), 1000)
 	settings := [][2]string{{"hnsw.iterative_scan", "relaxed_order"}, {"hnsw.ef_search", strconv.Itoa(ef)}}
 	if ix.forceIndex {
 		settings = append(settings, [2]string{"enable_seqscan", "off"})
@@ -52,6 +52,30 @@ func (ix *Index) searchPostgres(ctx context.Context, db store.SQL, q Query) ([]H
 			return nil, err
 		}
 	}
+	query, args := pgSearch(q, limit)
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		var d float64
+		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &d); err != nil {
+			return nil, err
+		}
+		h.Score = 1 - d
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return best(hits, q.K), nil
+}
+
+// pgSearch is the kNN statement of q returning at most limit rows, and its arguments.
+func pgSearch(q Query, limit int) (string, []any) {
 	args := []any{pgvector.NewHalfVector(q.Vector), q.Model, limit}
 	var where strings.Builder
 	add := func(cond string, v any) {
@@ -72,25 +96,7 @@ func (ix *Index) searchPostgres(ctx context.Context, db store.SQL, q Query) ([]H
 		deleted = *q.Deleted
 	}
 	add("deleted = $%d", deleted)
-	rows, err := db.Query(ctx, fmt.Sprintf(`SELECT entity_id, chunk, kind, fqn, text, embedding::halfvec(%[1]d) <=> $1 AS distance
+	return fmt.Sprintf(`SELECT entity_id, chunk, kind, fqn, text, embedding::halfvec(%[1]d) <=> $1 AS distance
 FROM vectors WHERE dim = %[1]d AND model = $2%[2]s
-ORDER BY embedding::halfvec(%[1]d) <=> $1 LIMIT $3`, q.Dim, where.String()), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var h Hit
-		var d float64
-		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &d); err != nil {
-			return nil, err
-		}
-		h.Score = 1 - d
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return best(hits, q.K), nil
+ORDER BY embedding::halfvec(%[1]d) <=> $1 LIMIT $3`, q.Dim, where.String()), args
 }

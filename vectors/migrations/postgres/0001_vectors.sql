@@ -4,7 +4,8 @@
 -- indexer to skip unchanged entities; kind, fqn, service (lower case), tags (lower-case
 -- tag FQNs) and deleted are what searches filter by. embedding is a halfvec of any
 -- dimension; each dimension has its own partial HNSW index (cosine) over the cast to
--- halfvec(dim), created by the index on first use of that dimension (512 here).
+-- halfvec(dim), created by the index on first use of that dimension (512 here). There
+-- is deliberately no btree on (model, dim): the planner would prefer it to HNSW.
 CREATE TABLE vectors (
     entity_id    TEXT COLLATE "C" NOT NULL,
     model        TEXT COLLATE "C" NOT NULL,
@@ -20,8 +21,7 @@ CREATE TABLE vectors (
     embedding    halfvec NOT NULL,
     PRIMARY KEY (entity_id, model, dim, chunk)
 );
-CREATE INDEX vectors_model ON vectors (model, dim);
-CREATE INDEX vectors_hnsw_512 ON vectors USING hnsw ((embedding::halfvec(512)) halfvec_cosine_ops) WHERE dim = 512;
+CREATE INDEX vectors_hnsw_512 ON vectors USING hnsw ((embedding::halfvec(512)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128) WHERE dim = 512;
 
 -- vectors_state counts the writes to vectors, so a process holding them in memory
 -- notices another process's writes (used on SQLite; kept alike here).
