@@ -183,4 +183,3 @@ func TestIndexConformance(t *testing.T) {
 		})
 	})
 }
-
