@@ -169,4 +169,3 @@ func TestHTTPEmbedder(t *testing.T) {
 		}
 	})
 }
-
