@@ -45,10 +45,14 @@ var _ Service = (*Engine)(nil)
 // vector or hybrid query with aggregations, without text, or when no vector service
 // is configured.
 func (e *Engine) Search(ctx context.Context, p *meridian.Principal, q Query) (Result, error) {
-	if q.Mode == "" || q.Mode == Keyword {
+	switch q.Mode {
+	case "", Keyword:
 		return e.Keyword.Search(ctx, p, q)
+	case Vector, Hybrid:
+	default:
+		return Result{}, meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s, %s, %s)", q.Mode, Keyword, Vector, Hybrid)
 	}
-	if err := q.Validate(); err != nil {
+	if err := q.AsKeyword().Validate(); err != nil {
 		return Result{}, err
 	}
 	switch {
@@ -72,10 +76,16 @@ func (e *Engine) Search(ctx context.Context, p *meridian.Principal, q Query) (Re
 	return e.hybrid(ctx, p, q)
 }
 
+// AsKeyword returns q in Keyword mode, as the keyword service takes it.
+func (q Query) AsKeyword() Query {
+	q.Mode = Keyword
+	return q
+}
+
 // hybrid fuses the K best keyword hits and the K nearest entities.
 func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Result, error) {
-	kq := q
-	kq.Mode, kq.From, kq.Size, kq.Threshold = Keyword, 0, min(q.K, MaxSize), 0
+	kq := q.AsKeyword()
+	kq.From, kq.Size, kq.Threshold = 0, min(q.K, MaxSize), 0
 	if len(kq.Terms) == 0 {
 		kq.Terms = Words(q.Text)
 	}

@@ -100,13 +100,15 @@ type Query struct {
 	Buckets      int
 }
 
-// Validate checks what can be checked without the kind registry: the mode, paging
+// Validate checks what can be checked without the kind registry: the mode (Keyword, the
+// keyword service's only one: Engine validates the other modes as keyword queries),
+// K and Threshold, paging
 // within MaxSize and MaxWindow, known filter fields with values (true or false for
 // FieldDeleted), aggregatable fields and the bucket count. Errors are EInvalid.
 func (q Query) Validate() error {
 	switch {
-	case q.Mode != "" && q.Mode != Keyword && q.Mode != Vector && q.Mode != Hybrid:
-		return meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s, %s, %s)", q.Mode, Keyword, Vector, Hybrid)
+	case q.Mode != "" && q.Mode != Keyword:
+		return meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s)", q.Mode, Keyword)
 	case q.K < 0 || q.K > MaxK:
 		return meridian.Errorf(meridian.EInvalid, "Search k must be between 0 and %d", MaxK)
 	case q.Threshold < 0 || q.Threshold > 1:

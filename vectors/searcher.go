@@ -46,7 +46,7 @@ func shownFields(k *meridian.Kind) string {
 // unknown kind, a filter on owners or domains, which vectors do not keep), EInternal
 // (the embedder failed: its message says why), and those of the engine's Get.
 func (s *Searcher) Search(ctx context.Context, p *meridian.Principal, q search.Query) (search.Result, error) {
-	if err := q.Validate(); err != nil {
+	if err := q.AsKeyword().Validate(); err != nil {
 		return search.Result{}, err
 	}
 	vq := Query{Model: s.emb.Model(), Dim: s.emb.Dimension(), K: q.K, Kinds: q.Kinds, Deleted: q.Deleted}
