@@ -23,11 +23,13 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
 	"github.com/meridian-catalog/meridian/store/postgres"
 	"github.com/meridian-catalog/meridian/store/sqlite"
 	"github.com/meridian-catalog/meridian/tools"
+	"github.com/meridian-catalog/meridian/vectors"
 )
 
 // CatalogFile is the SQLite database in the data directory.
@@ -59,6 +61,9 @@ type Config struct {
 	// EventRetention is how long delivered change events are kept; 0 means
 	// store.DefaultEventRetention, negative keeps them all.
 	EventRetention time.Duration
+	// Embedder chooses the embedder of semantic search; its zero value reads the
+	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
+	Embedder EmbedderConfig
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -84,6 +89,13 @@ type Catalog struct {
 	Jobs *jobs.Service
 	// Tools are the MCP tools over Entities.
 	Tools *tools.Set
+	// Vectors is the embedding index; Indexer keeps it in step with the catalog as an
+	// outbox consumer, with Embedder.
+	Vectors  *vectors.Index
+	Indexer  *vectors.Indexer
+	Embedder vectors.Embedder
+	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
+	Search *search.Engine
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -128,15 +140,13 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err := authority.UseCache(ctx, auth.CacheConfig{Registry: meridian.DefaultRegistry()}); err != nil {
 		return nil, fmt.Errorf("start the principal cache: %w", err)
 	}
-	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
-	// capabilities arrive.
-	outbox := store.NewDispatcher(db, log)
-	switch {
-	case cfg.EventRetention < 0:
-		outbox.Retention = 0
-	case cfg.EventRetention > 0:
-		outbox.Retention = cfg.EventRetention
+	emb, err := NewEmbedder(cfg.Embedder)
+	if err != nil {
+		return nil, err
 	}
+	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
+	// capabilities arrive; the engine notifies the dispatcher built after it.
+	var outbox *store.Dispatcher
 	node, err := nodeID(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -150,6 +160,18 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Sealer:    sealer,
 		Notify:    func() { outbox.Notify(); authority.Changed() },
 		Jobs:      js,
+	})
+	index := vectors.NewIndex(db)
+	indexer := vectors.NewIndexer(ents, index, emb, log)
+	outbox = store.NewDispatcher(db, log, indexer)
+	switch {
+	case cfg.EventRetention < 0:
+		outbox.Retention = 0
+	case cfg.EventRetention > 0:
+		outbox.Retention = cfg.EventRetention
+	}
+	js.Register(vectors.JobTypeReindex, func(ctx context.Context, j jobs.Job, progress store.JobProgress) (any, error) {
+		return indexer.ResumeReindex(ctx, j.Checkpoint, progress)
 	})
 	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {
 		return ents.SettleDelete(ctx, j.Params)
@@ -171,7 +193,8 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		return nil, err
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
-		Dispatcher: outbox, Jobs: js, Tools: set}, nil
+		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
+		Search: &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -208,8 +231,14 @@ func (c *Catalog) Ready(ctx context.Context) error {
 }
 
 // Run delivers the outbox and runs the jobs until ctx ends, then returns once both have
-// stopped, so the store can close.
+// stopped, so the store can close. When the embedding index was built with another
+// model (or never), it first starts a reindex job.
 func (c *Catalog) Run(ctx context.Context) {
+	if current, err := c.Indexer.Current(ctx); err == nil && !current {
+		if _, err := c.Indexer.StartReindex(ctx, c.Jobs, meridian.System); err != nil {
+			slog.Default().Warn("the embedding reindex did not start", "err", err)
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
@@ -222,7 +251,7 @@ func (c *Catalog) Close() error { return c.Driver.Close() }
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

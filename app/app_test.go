@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +153,27 @@ func TestOpenDriverOpensTheSameStore(t *testing.T) {
 				t.Errorf("GetByFQN: %v", err)
 			}
 		})
+	}
+}
+
+func TestNewEmbedderChoosesTheConfiguredModel(t *testing.T) {
+	for _, tc := range []struct {
+		kind, model string
+		dim         int
+	}{
+		{"", "hashing-v1", 512},
+		{"hashing", "hashing-v1", 512},
+		{"use-lite", "use-lite-en@0.2.0-fp16", 512},
+	} {
+		e, err := app.NewEmbedder(app.EmbedderConfig{Kind: tc.kind, MaxBatch: 1})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.kind, err)
+		}
+		if e.Model() != tc.model || e.Dimension() != tc.dim {
+			t.Errorf("%q: model %s dimension %d, want %s %d", tc.kind, e.Model(), e.Dimension(), tc.model, tc.dim)
+		}
+	}
+	if _, err := app.NewEmbedder(app.EmbedderConfig{Kind: "word2vec"}); err == nil || !strings.Contains(err.Error(), "use-lite") {
+		t.Fatalf("an unknown embedder must list the known ones: %v", err)
 	}
 }

@@ -30,10 +30,24 @@ const (
 // Mode selects how hits are retrieved and scored. The zero value is Keyword.
 type Mode string
 
-// Keyword matches the query's words in the full-text index and ranks hits by where
-// they match (name, display name, description, column names). It is the only mode so
-// far; vector and hybrid retrieval will be further modes of the same Query.
-const Keyword Mode = "keyword"
+// Modes.
+const (
+	// Keyword matches the query's words in the full-text index and ranks hits by where
+	// they match (name, display name, description, column names).
+	Keyword Mode = "keyword"
+	// Vector ranks entities by the cosine similarity of their embedded text to the
+	// query's Text (see Engine).
+	Vector Mode = "vector"
+	// Hybrid fuses Keyword and Vector (see Engine).
+	Hybrid Mode = "hybrid"
+)
+
+// Vector and hybrid bounds: K is how many nearest entities are fetched before
+// filtering by Threshold and paging.
+const (
+	DefaultK = 100
+	MaxK     = 1000
+)
 
 // Field names a term filter or an aggregation.
 type Field string
@@ -78,8 +92,15 @@ type Filter struct {
 //
 // Aggregations lists the fields to count the matches by: at most Buckets buckets each
 // (0 means DefaultBuckets), the largest counts first, ties by key.
+//
+// Vector and Hybrid modes search Text (the question as asked; the Terms joined when
+// empty) among the K nearest entities (0 means DefaultK), keeping those whose score
+// reaches Threshold (0 to 1).
 type Query struct {
 	Mode         Mode
+	Text         string
+	K            int
+	Threshold    float64
 	Terms        []string
 	Kinds        []string
 	Filters      []Filter
@@ -90,11 +111,12 @@ type Query struct {
 	Buckets      int
 }
 
-// Validate checks what can be checked without the kind registry: the mode, paging
-// within MaxSize and MaxWindow, at most MaxTerms terms of at most MaxTermLength bytes,
-// known filter fields with values (true or false for FieldDeleted), at most
-// MaxFilterValues values over all filters, aggregatable fields and the bucket count.
-// Errors are EInvalid.
+// Validate checks what can be checked without the kind registry: the mode (Keyword, the
+// keyword service's only one: Engine validates the other modes as keyword queries),
+// K and Threshold, paging within MaxSize and MaxWindow, at most MaxTerms terms of at
+// most MaxTermLength bytes, known filter fields with values (true or false for
+// FieldDeleted), at most MaxFilterValues values over all filters, aggregatable fields
+// and the bucket count. Errors are EInvalid.
 func (q Query) Validate() error {
 	if len(q.Terms) > MaxTerms {
 		return meridian.Errorf(meridian.EInvalid, "Search query has %d words, more than the maximum of %d", len(q.Terms), MaxTerms)
@@ -114,6 +136,10 @@ func (q Query) Validate() error {
 	switch {
 	case q.Mode != "" && q.Mode != Keyword:
 		return meridian.Errorf(meridian.EInvalid, "Unsupported search mode %q (supported: %s)", q.Mode, Keyword)
+	case q.K < 0 || q.K > MaxK:
+		return meridian.Errorf(meridian.EInvalid, "Search k must be between 0 and %d", MaxK)
+	case q.Threshold < 0 || q.Threshold > 1:
+		return meridian.Errorf(meridian.EInvalid, "Search threshold must be between 0.0 and 1.0")
 	case q.From < 0:
 		return meridian.Errorf(meridian.EInvalid, "Search from must be at least 0")
 	case q.Size < 0 || q.Size > MaxSize:

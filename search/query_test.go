@@ -9,6 +9,7 @@ import (
 func TestValidateBoundsEveryPartOfAQuery(t *testing.T) {
 	valid := []Query{
 		{},
+		{Text: "customer orders", K: MaxK, Threshold: 1},
 		{Mode: Keyword, Terms: []string{"orders"}, Kinds: []string{"table"}, From: MaxWindow - MaxSize, Size: MaxSize},
 		{Filters: []Filter{{Field: FieldDeleted, Values: []string{"TRUE", "false"}}, {Field: FieldTags, Values: []string{"PII.Sensitive"}}}},
 		{Aggregations: []Field{FieldEntityType, FieldService, FieldTags, FieldOwners, FieldDomains}, Buckets: MaxBuckets},
@@ -23,6 +24,8 @@ func TestValidateBoundsEveryPartOfAQuery(t *testing.T) {
 		msg string
 	}{
 		{Query{Mode: "hybrid"}, `Unsupported search mode "hybrid" (supported: keyword)`},
+		{Query{K: MaxK + 1}, "Search k must be between 0 and 1000"},
+		{Query{Threshold: 1.5}, "Search threshold must be between 0.0 and 1.0"},
 		{Query{From: -1}, "Search from must be at least 0"},
 		{Query{Size: -1}, "Search size must be between 0 and 1000"},
 		{Query{Size: MaxSize + 1}, "Search size must be between 0 and 1000"},

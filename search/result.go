@@ -11,13 +11,15 @@ type Result struct {
 
 // Hit is one matching entity. Score is higher for better matches; its scale depends on
 // the mode. Source is the entity's JSON document as indexed, secrets masked, with its
-// entityType.
+// entityType. Passage is, in vector and hybrid modes, the passage of the entity's text
+// that matched best.
 type Hit struct {
-	ID     string
-	Kind   string
-	FQN    string
-	Score  float64
-	Source []byte
+	ID      string
+	Kind    string
+	FQN     string
+	Score   float64
+	Source  []byte
+	Passage string
 }
 
 // Bucket counts the matches holding one value of an aggregated field. Keys are the

@@ -1,0 +1,300 @@
+package vectors
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Bounds of what the index stores and answers.
+const (
+	// MaxDimension is the longest vector stored: pgvector's HNSW limit for halfvec.
+	MaxDimension = 4000
+	// MaxChunks is how many chunks of text one entity has at most, per model.
+	MaxChunks = 32
+	// MaxK is how many entities one search returns at most.
+	MaxK = 1000
+)
+
+// Entry is what the index keeps about one entity for one model: its chunks of text
+// with their vectors, and the columns searches filter by.
+type Entry struct {
+	EntityID string
+	Kind     string
+	FQN      string
+	Service  string   // compared case-insensitively
+	Tags     []string // tag and glossary term FQNs, compared case-insensitively
+	Deleted  bool
+	Model    string
+	Dim      int
+	Hash     string // the content hash the indexer computed over the chunks and filters
+	Chunks   []Chunk
+}
+
+// Chunk is one passage of an entity's text and its vector.
+type Chunk struct {
+	Text   string
+	Vector []float32
+}
+
+// Query is a nearest-neighbour search among the vectors of one model and dimension:
+// the K entities whose best chunk is closest to Vector by cosine, after the filters.
+// Empty filters let everything through; Kinds, Services and Tags match any of their
+// values (Tags: any of the entity's tags). Deleted nil searches active entities only.
+type Query struct {
+	Model    string
+	Dim      int
+	Vector   []float32
+	K        int
+	Kinds    []string
+	Services []string
+	Tags     []string
+	Deleted  *bool
+}
+
+// Hit is one entity found, with the chunk that matched best and its cosine similarity.
+type Hit struct {
+	EntityID string
+	Kind     string
+	FQN      string
+	Chunk    int
+	Text     string
+	Score    float64
+}
+
+// Index stores entity vectors in the catalog database and searches them: with an HNSW
+// index (pgvector, cosine, iterative scans for filtered queries) on PostgreSQL, and
+// with an exact scan over a compact in-memory int8 matrix on SQLite, rescored from the
+// stored float16 vectors. It is safe for concurrent use; on SQLite the matrix of a
+// model is loaded on its first search and kept in sync with every write, this
+// process's and others'.
+type Index struct {
+	db  store.Driver
+	mem *memory
+
+	hnswMu sync.Mutex
+	hnsw   map[int]bool // dimensions known to have their HNSW index (PostgreSQL)
+	// forceIndex makes PostgreSQL searches use the HNSW index even on small tables (tests).
+	forceIndex bool
+}
+
+// NewIndex returns the index over a catalog opened with Module.
+func NewIndex(db store.Driver) *Index {
+	return &Index{db: db, mem: newMemory(), hnsw: map[int]bool{}}
+}
+
+// validate checks an entry against the index's bounds.
+func (e Entry) validate() error {
+	switch {
+	case e.EntityID == "" || e.Kind == "":
+		return fmt.Errorf("vectors: an entry needs an entity id and a kind")
+	case e.Model == "":
+		return fmt.Errorf("vectors: an entry needs a model")
+	case e.Dim < 1 || e.Dim > MaxDimension:
+		return fmt.Errorf("vectors: dimension %d is not between 1 and %d", e.Dim, MaxDimension)
+	case len(e.Chunks) > MaxChunks:
+		return fmt.Errorf("vectors: %d chunks, at most %d", len(e.Chunks), MaxChunks)
+	}
+	for i, c := range e.Chunks {
+		if len(c.Vector) != e.Dim {
+			return fmt.Errorf("vectors: chunk %d has %d dimensions, the entry %d", i, len(c.Vector), e.Dim)
+		}
+	}
+	return nil
+}
+
+func lower(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// Upsert replaces the entity's vectors of the entry's model and dimension with the
+// entry's chunks (none removes them). Errors: a malformed entry, and those of the
+// driver.
+func (ix *Index) Upsert(ctx context.Context, e Entry) error { return ix.UpsertMany(ctx, []Entry{e}) }
+
+// UpsertMany upserts entries in one transaction.
+func (ix *Index) UpsertMany(ctx context.Context, entries []Entry) error {
+	for i := range entries {
+		if err := entries[i].validate(); err != nil {
+			return err
+		}
+		entries[i].Service, entries[i].Tags = strings.ToLower(entries[i].Service), lower(entries[i].Tags)
+	}
+	return ix.write(ctx, func(db store.SQL) error {
+		for _, e := range entries {
+			if err := ix.upsert(ctx, db, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(m *memory) {
+		for _, e := range entries {
+			m.upsert(e)
+		}
+	})
+}
+
+func (ix *Index) upsert(ctx context.Context, db store.SQL, e Entry) error {
+	if db.Dialect() == store.DialectPostgres {
+		if err := ix.ensureHNSW(ctx, db, e.Dim); err != nil {
+			return err
+		}
+	}
+	if _, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3", e.EntityID, e.Model, e.Dim); err != nil {
+		return err
+	}
+	var tags any = e.Tags
+	if db.Dialect() == store.DialectSQLite {
+		b, _ := json.Marshal(e.Tags)
+		tags = string(b)
+	}
+	for i, c := range e.Chunks {
+		if _, err := db.Exec(ctx, `INSERT INTO vectors (entity_id, model, dim, chunk, content_hash, kind, fqn, service, tags, deleted, text, embedding)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, e.EntityID, e.Model, e.Dim, i, e.Hash, e.Kind, e.FQN, e.Service, tags, e.Deleted,
+			c.Text, embeddingArg(db.Dialect(), c.Vector)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes every vector of the entity, of every model. Errors: the driver's.
+func (ix *Index) Delete(ctx context.Context, entityID string) error {
+	return ix.write(ctx, func(db store.SQL) error {
+		_, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1", entityID)
+		return err
+	}, func(m *memory) { m.remove(entityID) })
+}
+
+// SetDeleted marks every vector of the entity deleted or not, as its entity is soft
+// deleted or restored. Errors: the driver's.
+func (ix *Index) SetDeleted(ctx context.Context, entityID string, deleted bool) error {
+	return ix.write(ctx, func(db store.SQL) error {
+		_, err := db.Exec(ctx, "UPDATE vectors SET deleted = $1 WHERE entity_id = $2", deleted, entityID)
+		return err
+	}, func(m *memory) { m.setDeleted(entityID, deleted) })
+}
+
+// Stored returns the content hash and deleted flag stored for an entity's vectors of a
+// model and dimension; found is false when it has none.
+func (ix *Index) Stored(ctx context.Context, entityID, model string, dim int) (hash string, deleted, found bool, err error) {
+	err = ix.read(ctx, func(db store.SQL) error {
+		err := db.QueryRow(ctx, "SELECT content_hash, deleted FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3 AND chunk = 0",
+			entityID, model, dim).Scan(&hash, &deleted)
+		if meridian.ErrorCode(err) == meridian.ENotFound {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return hash, deleted, found, err
+}
+
+// Count returns how many entities have vectors of the model and dimension.
+func (ix *Index) Count(ctx context.Context, model string, dim int) (int, error) {
+	var n int
+	err := ix.read(ctx, func(db store.SQL) error {
+		return db.QueryRow(ctx, "SELECT COUNT(*) FROM vectors WHERE model = $1 AND dim = $2 AND chunk = 0", model, dim).Scan(&n)
+	})
+	return n, err
+}
+
+// Prune removes the vectors of every model and dimension but the given one, as a
+// reindex after a model change ends. It returns how many rows went.
+func (ix *Index) Prune(ctx context.Context, model string, dim int) (int64, error) {
+	var n int64
+	err := ix.write(ctx, func(db store.SQL) error {
+		var err error
+		n, err = db.Exec(ctx, "DELETE FROM vectors WHERE model <> $1 OR dim <> $2", model, dim)
+		return err
+	}, func(m *memory) { m.keepOnly(space{model, dim}) })
+	return n, err
+}
+
+// Search returns the q.K entities nearest to q.Vector, best first, each with its best
+// chunk. Errors: a malformed query, and those of the driver.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	switch {
+	case q.Model == "":
+		return nil, fmt.Errorf("vectors: a search needs a model")
+	case q.Dim < 1 || q.Dim > MaxDimension || len(q.Vector) != q.Dim:
+		return nil, fmt.Errorf("vectors: the query vector has %d dimensions, the search %d", len(q.Vector), q.Dim)
+	case q.K < 1 || q.K > MaxK:
+		return nil, fmt.Errorf("vectors: k must be between 1 and %d", MaxK)
+	}
+	q.Services, q.Tags, q.Vector = lower(q.Services), lower(q.Tags), Normalise(q.Vector)
+	var hits []Hit
+	err := ix.read(ctx, func(db store.SQL) error {
+		var err error
+		if db.Dialect() == store.DialectPostgres {
+			hits, err = ix.searchPostgres(ctx, db, q)
+		} else {
+			hits, err = ix.searchMemory(ctx, db, q)
+		}
+		return err
+	})
+	return hits, err
+}
+
+// write runs f in a writable transaction that also counts the write, and after the
+// commit applies the change to the in-memory matrices when they were current.
+func (ix *Index) write(ctx context.Context, f func(store.SQL) error, apply func(*memory)) error {
+	tx, err := ix.db.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	db := tx.SQL()
+	if err := f(db); err != nil {
+		return err
+	}
+	g, err := bumpGeneration(ctx, db)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	ix.mem.applied(g, apply)
+	return nil
+}
+
+func (ix *Index) read(ctx context.Context, f func(store.SQL) error) error {
+	tx, err := ix.db.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return f(tx.SQL())
+}
+
+// best keeps each entity's best chunk and returns the k best entities.
+func best(hits []Hit, k int) []Hit {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.EntityID, b.EntityID), cmp.Compare(a.Chunk, b.Chunk))
+	})
+	seen := map[string]bool{}
+	out := hits[:0]
+	for _, h := range hits {
+		if seen[h.EntityID] {
+			continue
+		}
+		seen[h.EntityID] = true
+		out = append(out, h)
+		if len(out) == k {
+			break
+		}
+	}
+	return out
+}

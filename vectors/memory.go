@@ -1,0 +1,310 @@
+package vectors
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// space is the vectors of one model and dimension: they are only ever compared with
+// each other.
+type space struct {
+	model string
+	dim   int
+}
+
+// memory holds, for SQLite, one compact matrix per space: int8 codes with a scale per
+// row (dim + 4 bytes) and the filter columns. gen is the vectors_state generation the
+// matrices reflect; a search that reads another one reloads.
+type memory struct {
+	mu   sync.RWMutex
+	gen  int64
+	mats map[space]*matrix
+}
+
+func newMemory() *memory { return &memory{gen: -1, mats: map[space]*matrix{}} }
+
+// matrix is the rows of one space.
+type matrix struct {
+	dim      int
+	rows     []memRow
+	codes    []int8 // len(rows)·dim
+	scales   []float32
+	byEntity map[string][]int
+}
+
+type memRow struct {
+	entity  string
+	chunk   int
+	kind    string
+	service string
+	tags    []string
+	deleted bool
+}
+
+// applied records a committed write of generation g: when the matrices reflected the
+// generation before it, the write is applied to them; otherwise they are dropped and
+// the next search reloads.
+func (m *memory) applied(g int64, apply func(*memory)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gen == g-1 {
+		apply(m)
+		m.gen = g
+		return
+	}
+	m.gen, m.mats = -1, map[space]*matrix{}
+}
+
+// upsert, remove, setDeleted and keepOnly change the loaded matrices; m.mu is held.
+func (m *memory) upsert(e Entry) {
+	mat := m.mats[space{e.Model, e.Dim}]
+	if mat == nil {
+		return // loaded from the database when first searched
+	}
+	mat.remove(e.EntityID)
+	for i, c := range e.Chunks {
+		mat.add(memRow{entity: e.EntityID, chunk: i, kind: e.Kind, service: e.Service, tags: e.Tags, deleted: e.Deleted}, c.Vector)
+	}
+}
+
+func (m *memory) remove(entityID string) {
+	for _, mat := range m.mats {
+		mat.remove(entityID)
+	}
+}
+
+func (m *memory) setDeleted(entityID string, deleted bool) {
+	for _, mat := range m.mats {
+		for _, i := range mat.byEntity[entityID] {
+			mat.rows[i].deleted = deleted
+		}
+	}
+}
+
+func (m *memory) keepOnly(s space) {
+	for k := range m.mats {
+		if k != s {
+			delete(m.mats, k)
+		}
+	}
+}
+
+func newMatrix(dim int) *matrix { return &matrix{dim: dim, byEntity: map[string][]int{}} }
+
+func (mat *matrix) add(r memRow, v []float32) {
+	i := len(mat.rows)
+	mat.rows = append(mat.rows, r)
+	mat.codes = append(mat.codes, make([]int8, mat.dim)...)
+	mat.scales = append(mat.scales, quantise(v, mat.codes[i*mat.dim:]))
+	mat.byEntity[r.entity] = append(mat.byEntity[r.entity], i)
+}
+
+// remove deletes an entity's rows, moving the last rows into their places.
+func (mat *matrix) remove(entity string) {
+	idx := mat.byEntity[entity]
+	if len(idx) == 0 {
+		return
+	}
+	delete(mat.byEntity, entity)
+	slices.Sort(idx)
+	for j := len(idx) - 1; j >= 0; j-- {
+		i, last := idx[j], len(mat.rows)-1
+		if i != last {
+			moved := mat.rows[last]
+			mat.rows[i] = moved
+			copy(mat.codes[i*mat.dim:(i+1)*mat.dim], mat.codes[last*mat.dim:])
+			mat.scales[i] = mat.scales[last]
+			pos := mat.byEntity[moved.entity]
+			pos[slices.Index(pos, last)] = i
+		}
+		mat.rows = mat.rows[:last]
+		mat.codes = mat.codes[:last*mat.dim]
+		mat.scales = mat.scales[:last]
+	}
+}
+
+// load reads a space's rows into a new matrix, in the transaction that read the
+// generation.
+func load(ctx context.Context, db store.SQL, s space) (*matrix, error) {
+	rows, err := db.Query(ctx, `SELECT entity_id, chunk, kind, service, tags, deleted, embedding FROM vectors
+WHERE model = $1 AND dim = $2 ORDER BY entity_id, chunk`, s.model, s.dim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	mat := newMatrix(s.dim)
+	for rows.Next() {
+		var r memRow
+		var tags string
+		var blob []byte
+		if err := rows.Scan(&r.entity, &r.chunk, &r.kind, &r.service, &tags, &r.deleted, &blob); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(tags), &r.tags); err != nil {
+			return nil, fmt.Errorf("vectors: tags of %s: %w", r.entity, err)
+		}
+		v, err := decodeHalf(blob, s.dim)
+		if err != nil {
+			return nil, err
+		}
+		mat.add(r, v)
+	}
+	return mat, rows.Err()
+}
+
+// matrixFor returns the space's matrix as of the generation the transaction sees,
+// loading it when missing or stale. The caller holds m.mu for reading on return.
+func (m *memory) matrixFor(ctx context.Context, db store.SQL, s space) (*matrix, error) {
+	g, err := generation(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	if mat := m.mats[s]; mat != nil && m.gen == g {
+		return mat, nil
+	}
+	m.mu.RUnlock()
+	m.mu.Lock()
+	if m.gen != g {
+		m.gen, m.mats = g, map[space]*matrix{}
+	}
+	mat := m.mats[s]
+	if mat == nil {
+		if mat, err = load(ctx, db, s); err != nil {
+			m.mu.Unlock()
+			return nil, err
+		}
+		m.mats[s] = mat
+	}
+	m.mu.Unlock()
+	m.mu.RLock()
+	return mat, nil
+}
+
+// candidate is a row's approximate score.
+type candidate struct {
+	row   int
+	score float32
+}
+
+// minHeap keeps the best candidates, the worst on top.
+type minHeap []candidate
+
+func (h minHeap) Len() int           { return len(h) }
+func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHeap) Push(x any)        { *h = append(*h, x.(candidate)) }
+func (h *minHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps for
+// rescoring with the stored float16 vectors.
+const rescoreFactor = 4
+
+// searchMemory scans the space's matrix with the query (float32 against int8 codes),
+// keeps the best rows, then rescores them exactly from the stored vectors and reads
+// their text.
+func (ix *Index) searchMemory(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
+	s := space{q.Model, q.Dim}
+	mat, err := ix.mem.matrixFor(ctx, db, s)
+	if err != nil {
+		return nil, err
+	}
+	keep := q.K * rescoreFactor
+	h := make(minHeap, 0, keep)
+	match := filter(q)
+	for i := range mat.rows {
+		if !match(&mat.rows[i]) {
+			continue
+		}
+		sc := mat.scales[i] * dotInt8(q.Vector, mat.codes[i*mat.dim:(i+1)*mat.dim])
+		switch {
+		case len(h) < keep:
+			heap.Push(&h, candidate{i, sc})
+		case sc > h[0].score:
+			h[0] = candidate{i, sc}
+			heap.Fix(&h, 0)
+		}
+	}
+	want := map[string]map[int]bool{}
+	for _, c := range h {
+		r := mat.rows[c.row]
+		if want[r.entity] == nil {
+			want[r.entity] = map[int]bool{}
+		}
+		want[r.entity][r.chunk] = true
+	}
+	ix.mem.mu.RUnlock()
+	if len(want) == 0 {
+		return nil, nil
+	}
+	return rescore(ctx, db, q, want)
+}
+
+// filter returns the test of q's filters on a row.
+func filter(q Query) func(*memRow) bool {
+	deleted := q.Deleted != nil && *q.Deleted
+	return func(r *memRow) bool {
+		if r.deleted != deleted || (len(q.Kinds) > 0 && !slices.Contains(q.Kinds, r.kind)) ||
+			(len(q.Services) > 0 && !slices.Contains(q.Services, r.service)) {
+			return false
+		}
+		if len(q.Tags) == 0 {
+			return true
+		}
+		for _, t := range r.tags {
+			if slices.Contains(q.Tags, t) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// rescore reads the candidates' stored vectors and texts, and scores them exactly.
+func rescore(ctx context.Context, db store.SQL, q Query, want map[string]map[int]bool) ([]Hit, error) {
+	args := []any{q.Model, q.Dim}
+	marks := make([]string, 0, len(want))
+	for id := range want {
+		args = append(args, id)
+		marks = append(marks, fmt.Sprintf("$%d", len(args)))
+	}
+	rows, err := db.Query(ctx, `SELECT entity_id, chunk, kind, fqn, text, embedding FROM vectors
+WHERE model = $1 AND dim = $2 AND entity_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		var blob []byte
+		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &blob); err != nil {
+			return nil, err
+		}
+		if !want[h.EntityID][h.Chunk] {
+			continue
+		}
+		v, err := decodeHalf(blob, q.Dim)
+		if err != nil {
+			return nil, err
+		}
+		h.Score = float64(dot(q.Vector, v))
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return best(hits, q.K), nil
+}

@@ -1,0 +1,102 @@
+package vectors
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// embeddingArg is a vector as the dialect stores it: a halfvec on PostgreSQL, float16
+// bytes on SQLite.
+func embeddingArg(d store.Dialect, v []float32) any {
+	if d == store.DialectPostgres {
+		return pgvector.NewHalfVector(v)
+	}
+	return encodeHalf(v)
+}
+
+// ensureHNSW creates the partial HNSW index of a dimension on first use. The dimension
+// is an integer within MaxDimension, never text from a caller.
+func (ix *Index) ensureHNSW(ctx context.Context, db store.SQL, dim int) error {
+	ix.hnswMu.Lock()
+	defer ix.hnswMu.Unlock()
+	if ix.hnsw[dim] {
+		return nil
+	}
+	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS vectors_hnsw_%[1]d ON vectors
+USING hnsw ((embedding::halfvec(%[1]d)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128) WHERE dim = %[1]d`, dim)); err != nil {
+		return err
+	}
+	ix.hnsw[dim] = true
+	return nil
+}
+
+// searchPostgres runs the kNN query on the dimension's HNSW index, with iterative
+// scans so filters do not starve the answer. Each entity may have several chunks, so
+// it asks for more rows than entities.
+func (ix *Index) searchPostgres(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
+	limit := min(q.K*4, 4*MaxK)
+	ef := min(max(5*limit, 200), 1000)
+	settings := [][2]string{{"hnsw.iterative_scan", "relaxed_order"}, {"hnsw.ef_search", strconv.Itoa(ef)}}
+	if ix.forceIndex {
+		settings = append(settings, [2]string{"enable_seqscan", "off"})
+	}
+	for _, s := range settings {
+		var v string
+		if err := db.QueryRow(ctx, "SELECT set_config($1, $2, true)", s[0], s[1]).Scan(&v); err != nil {
+			return nil, err
+		}
+	}
+	query, args := pgSearch(q, limit)
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		var d float64
+		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &d); err != nil {
+			return nil, err
+		}
+		h.Score = 1 - d
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return best(hits, q.K), nil
+}
+
+// pgSearch is the kNN statement of q returning at most limit rows, and its arguments.
+func pgSearch(q Query, limit int) (string, []any) {
+	args := []any{pgvector.NewHalfVector(q.Vector), q.Model, limit}
+	var where strings.Builder
+	add := func(cond string, v any) {
+		args = append(args, v)
+		fmt.Fprintf(&where, " AND "+cond, len(args))
+	}
+	if len(q.Kinds) > 0 {
+		add("kind = ANY($%d)", q.Kinds)
+	}
+	if len(q.Services) > 0 {
+		add("service = ANY($%d)", q.Services)
+	}
+	if len(q.Tags) > 0 {
+		add("tags && $%d", q.Tags)
+	}
+	deleted := false
+	if q.Deleted != nil {
+		deleted = *q.Deleted
+	}
+	add("deleted = $%d", deleted)
+	return fmt.Sprintf(`SELECT entity_id, chunk, kind, fqn, text, embedding::halfvec(%[1]d) <=> $1 AS distance
+FROM vectors WHERE dim = %[1]d AND model = $2%[2]s
+ORDER BY embedding::halfvec(%[1]d) <=> $1 LIMIT $3`, q.Dim, where.String()), args
+}

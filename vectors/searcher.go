@@ -1,0 +1,124 @@
+package vectors
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Searcher answers vector-mode searches (search.Vector) over the index with one
+// embedder: the query text is embedded, the K nearest entities of that embedder's model
+// and dimension are found (never another model's), those under the threshold are
+// dropped, and the page's hits are read through the engine, which checks that the
+// caller may view each (one it may not, or that is gone, is left out).
+type Searcher struct {
+	ents  *store.Entities
+	index *Index
+	emb   Embedder
+}
+
+var _ search.Service = (*Searcher)(nil)
+
+// NewSearcher returns the vector search over index with emb.
+func NewSearcher(ents *store.Entities, index *Index, emb Embedder) *Searcher {
+	return &Searcher{ents: ents, index: index, emb: emb}
+}
+
+// fieldsShown are the fields a vector hit's source carries when its kind has them.
+var fieldsShown = []string{"owners", "tags", "domains"}
+
+// shownFields is the ?fields= value of a hit's kind.
+func shownFields(k *meridian.Kind) string {
+	var out []string
+	for _, f := range fieldsShown {
+		if k.HasField(f) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Search answers q in vector mode. Errors: EInvalid (the query fails Validate, an
+// unknown kind, a filter on owners or domains, which vectors do not keep), EInternal
+// (the embedder failed: its message says why), and those of the engine's Get.
+func (s *Searcher) Search(ctx context.Context, p *meridian.Principal, q search.Query) (search.Result, error) {
+	if err := q.AsKeyword().Validate(); err != nil {
+		return search.Result{}, err
+	}
+	vq := Query{Model: s.emb.Model(), Dim: s.emb.Dimension(), K: q.K, Kinds: q.Kinds, Deleted: q.Deleted}
+	if vq.K == 0 {
+		vq.K = search.DefaultK
+	}
+	for _, k := range q.Kinds {
+		if _, ok := s.ents.Registry().Kind(k); !ok {
+			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Unknown entity type %s", k)
+		}
+	}
+	for _, f := range q.Filters {
+		switch f.Field {
+		case search.FieldEntityType:
+			vq.Kinds = append(vq.Kinds, f.Values...)
+		case search.FieldService:
+			vq.Services = append(vq.Services, f.Values...)
+		case search.FieldTags:
+			vq.Tags = append(vq.Tags, f.Values...)
+		case search.FieldDeleted:
+			if len(f.Values) == 1 {
+				d, _ := search.DeletedValue(f.Values[0])
+				vq.Deleted = &d
+			}
+		default:
+			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Search filter field %s is not supported in %s mode (supported: %s, %s, %s, %s)",
+				f.Field, q.Mode, search.FieldEntityType, search.FieldService, search.FieldTags, search.FieldDeleted)
+		}
+	}
+	vecs, err := s.emb.Embed(ctx, []string{q.Text})
+	if err != nil {
+		return search.Result{}, meridian.Errorf(meridian.EInternal, "The embedder failed: %v", err)
+	}
+	vq.Vector = vecs[0]
+	found, err := s.index.Search(ctx, vq)
+	if err != nil {
+		return search.Result{}, err
+	}
+	var hits []search.Hit
+	for _, h := range found {
+		if h.Score >= q.Threshold {
+			hits = append(hits, search.Hit{ID: h.EntityID, Kind: h.Kind, FQN: h.FQN, Score: h.Score, Passage: h.Text})
+		}
+	}
+	res := search.Page(hits, q.From, q.Size)
+	include := store.IncludeNonDeleted
+	if vq.Deleted != nil && *vq.Deleted {
+		include = store.IncludeDeleted
+	}
+	shown := res.Hits[:0]
+	for _, h := range res.Hits {
+		k, ok := s.ents.Registry().Kind(h.Kind)
+		if !ok {
+			res.Total--
+			continue
+		}
+		e, err := s.ents.Get(ctx, p, h.Kind, store.ByID(h.ID), store.GetOptions{Fields: shownFields(k), Include: include})
+		switch meridian.ErrorCode(err) {
+		case "":
+		case meridian.ENotFound, meridian.EForbidden:
+			res.Total--
+			continue
+		default:
+			return search.Result{}, err
+		}
+		src := e.Clone()
+		src["entityType"] = h.Kind
+		if h.Source, err = json.Marshal(src); err != nil {
+			return search.Result{}, err
+		}
+		shown = append(shown, h)
+	}
+	res.Hits = shown
+	return res, nil
+}
