@@ -475,6 +475,9 @@ func (e *Env) assetContext(ctx context.Context, p *meridian.Principal, k *meridi
 	}
 	contextOf(info, "quality", func() (any, error) { return qualitySection(ctx, e, p, k, ent) })
 	contextOf(info, "dataContract", func() (any, error) { return e.contractOf(ctx, p, ent.ID()) })
+	if info["dataContract"] == nil {
+		delete(info, "dataContract")
+	}
 	info["relatedKnowledge"] = e.relatedKnowledge(ctx, p, terms)
 	cols := asList(ent["columns"])
 	_, hasCols := ent["columns"]
@@ -577,7 +580,7 @@ func (e *Env) lineageSummary(ctx context.Context, p *meridian.Principal, k *meri
 // contractOf finds the data contract whose entity is the asset id: a bounded scan of
 // the contracts' indexed documents (search.MaxWindow of them at most). No contract is
 // nil.
-func (e *Env) contractOf(ctx context.Context, p *meridian.Principal, id string) (map[string]any, error) {
+func (e *Env) contractOf(ctx context.Context, p *meridian.Principal, id string) (any, error) {
 	k, ok := e.Registry().Kind(kindDataContract)
 	if !ok {
 		return nil, nil
