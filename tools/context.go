@@ -51,7 +51,6 @@ const (
 const (
 	kindDomain       = "domain"
 	kindDataProduct  = "dataProduct"
-	kindGlossary     = "glossary"
 	kindMetric       = "metric"
 	kindDataContract = "dataContract"
 	kindPersona      = "persona"
@@ -106,9 +105,9 @@ func sectionSchema(desc string, item Schema) Schema {
 // description, its tier and its owners' names.
 func summary(kind string, e map[string]any) map[string]any {
 	m := map[string]any{"entityType": kind}
-	for src, dst := range map[string]string{"fullyQualifiedName": "fullyQualifiedName", "name": "name", "displayName": "displayName", "description": "description"} {
-		if s, ok := e[src].(string); ok && s != "" {
-			m[dst] = s
+	for _, f := range []string{"fullyQualifiedName", "name", "displayName", "description"} {
+		if s, ok := e[f].(string); ok && s != "" {
+			m[f] = s
 		}
 	}
 	TrimText(m, "description", summaryDescription)
@@ -222,24 +221,24 @@ func getCompanyContext(env *Env) *Tool {
 			"limit": Integer("Items per list (1–50; larger values are clamped).").Min(1).Max(contextMaxLimit).Default(contextDefaultLimit),
 		}),
 		Output: OpenObject("The overview.", Props{
-			"totalEntities":  Integer("Active entities in the catalog, every type."),
-			"entityCounts":   Array("Active entities per type, most first.", count),
-			"domains":        sectionSchema("Domains.", summarySchema("A domain.")),
-			"dataProducts":   sectionSchema("Data products.", summarySchema("A data product.")),
-			"glossaries":     sectionSchema("Glossaries.", summarySchema("A glossary.")),
-			"metrics":        sectionSchema("Key metrics.", summarySchema("A metric.")),
-			"tieredAssets":   sectionSchema("Data assets with a Tier tag, Tier1 first.", summarySchema("An asset.")),
-			"certified":      sectionSchema("Data assets with a Certification tag.", summarySchema("An asset.")),
-			"topTags":        Array("Tags and glossary terms on the most data assets.", bucket),
-			"topOwners":      Array("Owners of the most data assets.", bucket),
-			"topServices":    Array("Services with the most data assets.", bucket),
-			"topDomains":     Array("Domains with the most data assets.", bucket),
-			"truncated":      Boolean("True when a list does not show every item."),
-			"total":          Integer("Items in every list."),
-			"returned":       Integer("Items listed."),
-			"countsError":    String("Why the counts are missing."),
-			"hint":           String("What to call next."),
-			"assetKindCount": Integer("Number of data asset types."),
+			"totalEntities": Integer("Active entities in the catalog, every type."),
+			"entityCounts":  Array("Active entities per type, most first.", count),
+			"domains":       sectionSchema("Domains.", summarySchema("A domain.")),
+			"dataProducts":  sectionSchema("Data products.", summarySchema("A data product.")),
+			"glossaries":    sectionSchema("Glossaries.", summarySchema("A glossary.")),
+			"metrics":       sectionSchema("Key metrics.", summarySchema("A metric.")),
+			"tieredAssets":  sectionSchema("Data assets with a Tier tag, Tier1 first.", summarySchema("An asset.")),
+			"certified":     sectionSchema("Data assets with a Certification tag.", summarySchema("An asset.")),
+			"topTags":       Array("Tags and glossary terms on the most data assets.", bucket),
+			"topOwners":     Array("Owners of the most data assets.", bucket),
+			"topServices":   Array("Services with the most data assets.", bucket),
+			"topDomains":    Array("Domains with the most data assets.", bucket),
+			"truncated":     Boolean("True when a list does not show every item."),
+			"total":         Integer("Items in every list."),
+			"returned":      Integer("Items listed."),
+			"countsError":   String("Why the counts are missing."),
+			"hint":          String("What to call next."),
+			"topTruncated":  Boolean("True when a top list was cut to fit the result budget."),
 		}),
 		Aliases: map[string]string{"size": "limit"},
 		Handler: func(ctx context.Context, p *meridian.Principal, a Args) (any, error) {
@@ -254,7 +253,6 @@ func (e *Env) companyContext(ctx context.Context, p *meridian.Principal, limit i
 	if err != nil {
 		return nil, err
 	}
-	out["assetKindCount"] = len(assets)
 	// Counts per type and the top values, from the search service's aggregations.
 	res, err := e.Entities.Search(ctx, p, search.Query{Aggregations: []search.Field{search.FieldEntityType}, Buckets: search.MaxBuckets})
 	if err != nil {
@@ -270,10 +268,15 @@ func (e *Env) companyContext(ctx context.Context, p *meridian.Principal, limit i
 	res, err = e.Entities.Search(ctx, p, search.Query{Kinds: assets, Buckets: limit,
 		Aggregations: []search.Field{search.FieldTags, search.FieldOwners, search.FieldService, search.FieldDomains}})
 	if err == nil {
+		// The top lists share a quarter of the budget.
 		for field, name := range top {
 			list := []any{}
 			for _, b := range res.Aggregations[field] {
 				list = append(list, map[string]any{"key": b.Key, "count": b.Count})
+			}
+			if n := fitRows(list, e.Budget/16); n < len(list) {
+				list = list[:n]
+				out["topTruncated"] = true
 			}
 			out[name] = list
 		}
@@ -290,7 +293,7 @@ func (e *Env) companyContext(ctx context.Context, p *meridian.Principal, limit i
 	for _, l := range []struct{ name, kind, fields string }{
 		{"domains", kindDomain, "owners,experts"},
 		{"dataProducts", kindDataProduct, "owners,domains"},
-		{"glossaries", kindGlossary, "owners"},
+		{"glossaries", meridian.KindGlossary, "owners"},
 		{"metrics", kindMetric, "owners,tags"},
 	} {
 		items, total, err := e.listSummaries(ctx, p, l.kind, l.fields, limit)
@@ -421,7 +424,7 @@ func getAssetContext(env *Env) *Tool {
 			"dataContractError": String("Why the contract is missing."),
 			"relatedKnowledge":  Array("Glossary terms the asset is tagged with, with their descriptions (json).", summarySchema("A glossary term.")),
 		})),
-		Aliases: map[string]string{"entity_id": "fqn", "name": "fqn", "columnOffset": "cursor"},
+		Aliases: map[string]string{"entity_id": "fqn", "name": "fqn"},
 		Handler: func(ctx context.Context, p *meridian.Principal, a Args) (any, error) {
 			typ, fqn := strings.TrimSpace(a.String("entityType")), strings.TrimSpace(a.String("fqn"))
 			if typ == "" {
@@ -914,7 +917,7 @@ func ownedSummary(h search.Hit, ownerIDs map[string]string, userID string) map[s
 	s := summary(h.Kind, src)
 	s["ownedVia"] = via
 	gaps := []any{}
-	if strings.TrimSpace(fmt.Sprint(src["description"])) == "" || src["description"] == nil {
+	if d, _ := src["description"].(string); strings.TrimSpace(d) == "" {
 		gaps = append(gaps, gapMissingDescription)
 	}
 	if s["tier"] == nil {
@@ -966,10 +969,10 @@ func (e *Env) followed(ctx context.Context, p *meridian.Principal, userID string
 		}
 	}
 	Trim(items)
-	s := section(items, len(rels), e.Budget/4, "Raise followedLimit (up to 100) to list more")
+	hint := "Raise followedLimit (up to 100) to list more; followed assets that are deleted or hidden from the caller are left out"
+	s := section(items, len(rels), e.Budget/4, hint)
 	if len(items) < len(rels) {
-		s["truncated"] = true
-		s["hint"] = "Raise followedLimit (up to 100) to list more; followed assets that are deleted or hidden from the caller are left out"
+		s["truncated"], s["hint"] = true, hint
 	}
 	return s, nil
 }
