@@ -134,6 +134,8 @@ var builders = []func(*Env) *Tool{
 	searchMetadata,
 	// inspect.go
 	getEntityDetails,
+	// context.go
+	getCompanyContext, getAssetContext, getPersonaContext, getUserContext,
 	// lineage.go
 	getEntityLineage, createLineage, rootCauseAnalysis,
 	// quality.go
