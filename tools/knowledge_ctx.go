@@ -116,7 +116,8 @@ func createArticle(env *Env) *Tool {
 			}
 			res, err := env.Entities.CreateOrUpdate(ctx, p, "page", body)
 			if err != nil {
-				if meridian.ErrorCode(err) == meridian.ENotFound && body["parent"] != nil {
+				if parent, _ := body["parent"].(string); parent != "" && meridian.ErrorCode(err) == meridian.ENotFound &&
+					strings.Contains(meridian.ErrorMessage(err), parent) {
 					return nil, withHint(err, "parent names an existing page by its fullyQualifiedName; create the parent first, or search_metadata with entityType page")
 				}
 				return nil, err
