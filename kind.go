@@ -55,6 +55,11 @@ type Kind struct {
 	// Immutable lists fields that PATCH and PUT may not change, besides id, name,
 	// fullyQualifiedName and deleted.
 	Immutable []string
+	// Inverse are the kind's inverse relationship fields, by field name: a team's
+	// "users" are the users whose "teams" hold the team, a persona's "users" those whose
+	// "personas" hold it. Writing the field writes those relations, so both sides record
+	// the relationship once.
+	Inverse map[string]InverseRelation
 	// Privileged lists fields only a principal allowed OpEditPrivileged (an admin) may
 	// change, such as a user's roles and teams (a member of a team counts as an owner of
 	// what the team owns, so joining one is not left to the user).
@@ -185,6 +190,7 @@ var RelationFields = map[string][]string{
 	"experts":      {"user"},
 	"dataProducts": {"dataProduct"},
 	"teams":        {"team"},
+	"personas":     {"persona"},
 }
 
 // InverseRelation is a reference-list field that shows a relationship from its target's
@@ -194,12 +200,6 @@ var RelationFields = map[string][]string{
 type InverseRelation struct {
 	Type  string
 	Kinds []string
-}
-
-// InverseRelationFields are the inverse relationship fields, by field name. A team's
-// "users" are the users whose "teams" hold the team.
-var InverseRelationFields = map[string]InverseRelation{
-	"users": {Type: "teams", Kinds: []string{"user"}},
 }
 
 // SystemFields are set by the engine; a create or PUT body may carry them (a document
@@ -218,10 +218,10 @@ func (k *Kind) HasField(name string) bool {
 }
 
 // IsRelationField reports whether the field is one of this kind's relationship fields,
-// either direct (RelationFields) or inverse (InverseRelationFields).
+// either direct (RelationFields) or inverse (Kind.Inverse).
 func (k *Kind) IsRelationField(name string) bool {
 	_, ok := RelationFields[name]
-	_, inv := InverseRelationFields[name]
+	_, inv := k.Inverse[name]
 	return (ok || inv) && k.HasField(name)
 }
 

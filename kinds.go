@@ -146,7 +146,8 @@ func DefaultKinds() []*Kind {
 			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"},
 			Account: true, NoLineage: true, DedicatedFlows: true},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
-			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}, Account: true, NoLineage: true},
+			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}, Account: true, NoLineage: true,
+			Inverse: map[string]InverseRelation{"users": {Type: "teams", Kinds: []string{KindUser}}}},
 		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}},
 			Immutable: []string{"botUser"}, Account: true, NoLineage: true},
 
@@ -162,6 +163,18 @@ func DefaultKinds() []*Kind {
 			Validate: validatePromptTemplate},
 		{Name: "contextPlugin", Collection: "ai/contextPlugins", Fields: fields(assetFields, "reviewers"), SoftDelete: true,
 			Actions: []Action{ActionTestConnection}},
+
+		// Knowledge for assistants: knowledge center articles, context memories and
+		// personas. None is a data asset or an end of lineage.
+		{Name: "page", Collection: "knowledgeCenter/pages", Fields: fields(governanceFields), SoftDelete: true,
+			NoLineage: true, Parents: []ParentRule{{Field: "parent", Kind: "page"}},
+			Filters: []Filter{{Param: "parent", Prefix: true}, {Param: "pageType", Field: "pageType"}}},
+		{Name: "contextMemory", Collection: "contextMemories", Fields: []string{"owners", "followers", "tags", "extension", "domains", "votes"},
+			SoftDelete: true,
+			NoLineage:  true, Validate: validateContextMemory,
+			Filters: []Filter{{Param: "memoryType", Field: "memoryType"}, {Param: "memoryScope", Field: "memoryScope"}}},
+		{Name: "persona", Collection: "personas", Fields: []string{"owners", "followers", "domains", "users"}, SoftDelete: true, NoLineage: true,
+			Inverse: map[string]InverseRelation{"users": {Type: "personas", Kinds: []string{KindUser}}}},
 	}
 }
 
@@ -283,6 +296,17 @@ func validateMetric(_ context.Context, _ Catalog, w *Write) error {
 	e := w.New
 	if e.String("unitOfMeasurement") == "OTHER" && e.String("customUnitOfMeasurement") == "" {
 		return Errorf(EInvalid, "customUnitOfMeasurement is required when unitOfMeasurement is OTHER")
+	}
+	return nil
+}
+
+// validateContextMemory refuses a memory whose question or answer is only blanks: the
+// schema requires them, and a blank one is no memory.
+func validateContextMemory(_ context.Context, _ Catalog, w *Write) error {
+	for _, f := range []string{"question", "answer"} {
+		if strings.TrimSpace(w.New.String(f)) == "" {
+			return Errorf(EInvalid, "%s must not be blank", f)
+		}
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ var createBodies = map[string]string{
 	"aiApplication":      `{"name": "sales_assistant", "applicationType": "Assistant"}`,
 	"promptTemplate":     `{"name": "summarize", "templateContent": "Summarize {{text}}", "variables": [{"name": "text", "dataType": "String", "required": true}]}`,
 	"contextPlugin":      `{"name": "confluence", "pluginType": "Confluence", "provider": "Atlassian", "connectionConfig": {"baseUrl": "https://example.atlassian.net"}}`,
+	"page":               `{"name": "Refund_policy", "pageType": "Article", "description": "How refunds are booked", "content": "# Refunds\n\nRefunds are booked as negative orders."}`,
+	"contextMemory":      `{"name": "fiscal_year", "question": "When does our fiscal year start?", "answer": "On 1 February.", "memoryType": "Fact", "memoryScope": "Organization"}`,
+	"persona":            `{"name": "DataEngineer", "displayName": "Data Engineer", "description": "Builds pipelines", "context": "Prefer lineage and data quality details."}`,
 }
 
 func newValidator(t *testing.T) *Validator {

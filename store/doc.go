@@ -78,7 +78,7 @@ func (s *Entities) full(ctx context.Context, tx Tx, k *meridian.Kind, r Row, wan
 			direct[field] = append(direct[field], field)
 		}
 	}
-	for field, inv := range meridian.InverseRelationFields {
+	for field, inv := range k.Inverse {
 		if k.HasField(field) && (want == nil || want[field]) {
 			inverse[inv.Type] = append(inverse[inv.Type], field)
 		}
@@ -201,7 +201,7 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 	row := make(meridian.Entity, len(snap))
 	for key, v := range snap {
 		_, rel := meridian.RelationFields[key]
-		_, inv := meridian.InverseRelationFields[key]
+		_, inv := k.Inverse[key]
 		if !rel && !inv {
 			row[key] = v
 		}

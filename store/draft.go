@@ -164,7 +164,7 @@ func (s *Entities) resolveFields(ctx context.Context, tx Tx, k *meridian.Kind, e
 			return err
 		}
 	}
-	for field, inv := range meridian.InverseRelationFields {
+	for field, inv := range k.Inverse {
 		if v, ok := e[field]; ok {
 			if err := resolveListField(ctx, tx, k, e, field, v, inv.Kinds); err != nil {
 				return err

@@ -145,7 +145,7 @@ func syncRelations(ctx context.Context, tx Tx, k *meridian.Kind, id string, old,
 			}
 		}
 	}
-	for field, inv := range meridian.InverseRelationFields {
+	for field, inv := range k.Inverse {
 		if !k.HasField(field) {
 			continue
 		}

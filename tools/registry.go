@@ -144,6 +144,8 @@ var builders = []func(*Env) *Tool{
 	createClassification, createTag, createDomain, createDataProduct, patchEntity, updateEntity,
 	// knowledge.go
 	createGlossary, createGlossaryTerm,
+	// knowledge_ctx.go
+	createContextMemory, createArticle, getKnowledgeContent,
 	// metrics.go
 	createMetric,
 }

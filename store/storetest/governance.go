@@ -413,3 +413,28 @@ func testSystemTestDefinitions(t *testing.T, f *Fixture) {
 		t.Fatalf("system create: %v", err)
 	}
 }
+
+// testPersonaUsers: a persona's users and a user's
+// personas are one relation seen from both sides, apart from team membership.
+func testPersonaUsers(t *testing.T, f *Fixture) {
+	users := f.createUsers("alice", "bob")
+	analyst := f.Create("persona", `{"name":"Analyst","users":[`+userRef("alice")+`]}`)
+	namesOf := func(kind, id, field string) string {
+		t.Helper()
+		var names []string
+		for _, r := range asList(f.Get(kind, id, field, "")[field]) {
+			names = append(names, r.(map[string]any)["name"].(string))
+		}
+		return fmt.Sprint(names)
+	}
+	if got := namesOf("persona", analyst.ID(), "users") + namesOf("user", users["alice"].ID(), "personas"); got != "[alice][Analyst]" {
+		t.Fatalf("persona users, alice's personas = %s", got)
+	}
+	f.Patch("user", users["bob"].ID(), `[{"op":"add","path":"/personas","value":[{"id":"`+analyst.ID()+`","type":"persona"}]}]`)
+	if got := namesOf("persona", analyst.ID(), "users"); got != "[alice bob]" {
+		t.Fatalf("after bob takes the persona: %s", got)
+	}
+	if got := namesOf("user", users["bob"].ID(), "teams"); got != "[]" {
+		t.Fatalf("a persona is not a team: bob's teams = %s", got)
+	}
+}

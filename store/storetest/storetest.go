@@ -70,6 +70,7 @@ func Run(t *testing.T, open Open) {
 		{"DataProductsNeedADomain", testDataProductsNeedDomain},
 		{"DisabledAndMutuallyExclusiveTagsAreRefused", testTagRules},
 		{"TeamMembershipIsOneRelationSeenFromBothSides", testTeamMembership},
+		{"PersonaUsersAreOneRelationWithUsersPersonas", testPersonaUsers},
 		{"MembersOfAnOwningTeamAreOwners", testTeamOwnersMembersMayEdit},
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
 		{"ImmutableAndPrivilegedFieldsHoldForEveryVerb", testImmutableAndPrivilegedFieldsHoldForEveryVerb},
