@@ -39,23 +39,25 @@ func (e Entity) Clone() Entity {
 	if e == nil {
 		return nil
 	}
-	return cloneValue(map[string]any(e)).(map[string]any)
+	return CloneValue(map[string]any(e)).(map[string]any)
 }
 
-func cloneValue(v any) any {
+// CloneValue deep-copies a decoded JSON value: maps, lists and entities are copied,
+// everything else is returned as it is.
+func CloneValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, x := range t {
-			m[k] = cloneValue(x)
+			m[k] = CloneValue(x)
 		}
 		return m
 	case Entity:
-		return Entity(cloneValue(map[string]any(t)).(map[string]any))
+		return Entity(CloneValue(map[string]any(t)).(map[string]any))
 	case []any:
 		s := make([]any, len(t))
 		for i, x := range t {
-			s[i] = cloneValue(x)
+			s[i] = CloneValue(x)
 		}
 		return s
 	}

@@ -131,3 +131,16 @@ func NormalizeFQN(fqn string) (string, error) {
 	}
 	return BuildFQN(parts...), nil
 }
+
+// InvalidUTF8Offset is the offset of the first byte of b that does not start a valid
+// UTF-8 sequence, or len(b) when b is valid UTF-8.
+func InvalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/meridian-catalog/meridian"
 )
 
 // checkUTF8 refuses a body that is not valid UTF-8 with a 400 that names the field
@@ -15,24 +17,11 @@ func checkUTF8(b []byte) error {
 	if utf8.Valid(b) {
 		return nil
 	}
-	bad := firstInvalidUTF8(b)
+	bad := meridian.InvalidUTF8Offset(b)
 	if field := jsonFieldAt(b, bad); field != "" {
 		return invalid("%s must be valid UTF-8", field)
 	}
 	return invalid("Invalid request format: the body is not valid UTF-8 (byte offset %d)", bad)
-}
-
-// firstInvalidUTF8 is the offset of the first byte of b that does not start a valid
-// UTF-8 sequence.
-func firstInvalidUTF8(b []byte) int {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return len(b)
 }
 
 // jsonLevel is one open object or array while walking a JSON document.

@@ -122,7 +122,7 @@ func readBody(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	case !utf8.Valid(body):
 		writeRPCError(w, http.StatusBadRequest, jsonrpcParseError,
-			fmt.Sprintf("Parse error: the request body is not valid UTF-8 (byte offset %d)", invalidUTF8Offset(body)))
+			fmt.Sprintf("Parse error: the request body is not valid UTF-8 (byte offset %d)", meridian.InvalidUTF8Offset(body)))
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -131,19 +131,6 @@ func readBody(w http.ResponseWriter, r *http.Request) bool {
 
 func tooLarge() string {
 	return fmt.Sprintf("Request body is larger than %d bytes", maxBodyBytes)
-}
-
-// invalidUTF8Offset is the offset of the first byte of b that does not start a valid
-// UTF-8 sequence.
-func invalidUTF8Offset(b []byte) int {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return len(b)
 }
 
 // authenticate verifies the Bearer token. Errors are EUnauthorized, or the store's

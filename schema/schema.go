@@ -220,27 +220,9 @@ func (v *Validator) Defaults(kind string, e meridian.Entity) {
 	}
 	for name, val := range v.defaults[kind] {
 		if cur, ok := e[name]; !ok || cur == nil {
-			e[name] = cloneJSON(val)
+			e[name] = meridian.CloneValue(val)
 		}
 	}
-}
-
-func cloneJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = cloneJSON(x)
-		}
-		return m
-	case []any:
-		s := make([]any, len(t))
-		for i, x := range t {
-			s[i] = cloneJSON(x)
-		}
-		return s
-	}
-	return v
 }
 
 // Validate checks a full entity document against the schema of its kind. It returns nil

@@ -238,7 +238,7 @@ func (p *patcher) apply(op PatchOp) error {
 				strconv.Itoa(meridian.MaxDocumentBytes) + " bytes")
 		}
 		p.work += n
-		return p.add(path, cloneJSON(v), n)
+		return p.add(path, meridian.CloneValue(v), n)
 	}
 	return patchError("unknown op " + op.Op)
 }
@@ -471,23 +471,4 @@ func normalize(v any) any {
 	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
-}
-
-// cloneJSON deep-copies a normalized value.
-func cloneJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = cloneJSON(x)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, x := range t {
-			l[i] = cloneJSON(x)
-		}
-		return l
-	}
-	return v
 }
