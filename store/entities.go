@@ -62,8 +62,17 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 	if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
 		return Result{}, err
 	}
+	var pc *precreate
+	if s.optimistic(ctx) {
+		pc = s.precreate(ctx, p, k, body, false)
+	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
@@ -95,8 +104,17 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 	if err != nil {
 		return Result{}, err
 	}
+	var pc *precreate
+	if s.optimistic(ctx) {
+		pc = s.precreate(ctx, p, k, body, true)
+	}
 	var res Result
 	err = s.inTx(ctx, func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err

@@ -72,6 +72,8 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
+		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},
+		{"CreatesRacingTheirParentsDeletionLeaveNoOrphan", testCreatesRacingTheirParentsDeletionLeaveNoOrphan},
 		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
 	}
 	for _, tc := range tests {
