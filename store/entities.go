@@ -19,6 +19,7 @@ type Entities struct {
 	now    func() time.Time
 	notify func()
 	jobs   Jobs
+	cache  readCache // encoded GET answers (cache.go)
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows

@@ -62,11 +62,14 @@ type DB struct {
 	modules []store.Module
 
 	group *store.Group // commits the engine's concurrent writes together
+
+	dataVersion *dataVersion // PRAGMA data_version on a connection of its own
 }
 
 var (
 	_ store.Driver         = (*DB)(nil)
 	_ store.GroupCommitter = (*DB)(nil)
+	_ store.DataVersioner  = (*DB)(nil)
 )
 
 // Open opens the catalog file at path, creating it and its parent directory when
@@ -153,6 +156,13 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 		writer.Close()
 		return nil, err
 	}
+	if db.dataVersion, err = openDataVersion(ctx, path); err != nil {
+		db.readerStmts.close()
+		reader.Close()
+		db.writerStmts.close()
+		writer.Close()
+		return nil, err
+	}
 	db.reader = reader
 	db.readerModStmts = newModuleStmts(reader)
 	return db, nil
@@ -215,7 +225,7 @@ func (db *DB) Group(ctx context.Context, f func(store.Tx) error) error {
 func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.readerStmts.close(), db.writerStmts.close(),
-		db.readerModStmts.close(), db.writerModStmts.close())
+		db.readerModStmts.close(), db.writerModStmts.close(), db.dataVersion.close())
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

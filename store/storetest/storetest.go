@@ -75,6 +75,8 @@ func Run(t *testing.T, open Open) {
 		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},
 		{"CreatesRacingTheirParentsDeletionLeaveNoOrphan", testCreatesRacingTheirParentsDeletionLeaveNoOrphan},
 		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
+		{"CachedReadsAreNeverStale", testCachedReadsAreNeverStale},
+		{"CachedReadsMaskSecretsPerCaller", testCachedReadsMaskSecretsPerCaller},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
