@@ -20,10 +20,38 @@ import (
 // the single writer (optimistic.go): beforeWrite's outcome depends on the catalog only
 // through these reads, so when they answer alike under the writer, running it there
 // would have produced the same document.
+//
+// A row read twice (a tag named by several columns) is read from the database and
+// replayed once: in one snapshot, and in one write transaction, it answers alike.
 type readSet struct {
 	Tx
 	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares
 	unreplayed bool                                    // a read that cannot be replayed was made
+	rows       map[rowKey]rowRead                      // the rows read, by key
+}
+
+// rowKey names a row read: by id (fqn empty) or by kind and FQN.
+type rowKey struct{ kind, id, fqn string }
+
+// rowRead is the answer to a row read.
+type rowRead struct {
+	row Row
+	err error
+}
+
+// row answers a row read from the set when it was made before, else reads it with
+// read and records it.
+func (r *readSet) row(ctx context.Context, key rowKey, read func(ctx context.Context, tx Tx) (Row, error)) (Row, error) {
+	if rr, ok := r.rows[key]; ok {
+		return rr.row, rr.err
+	}
+	row, err := read(ctx, r.Tx)
+	if r.rows == nil {
+		r.rows = map[rowKey]rowRead{}
+	}
+	r.rows[key] = rowRead{row, err}
+	r.recordRow(row, err, read)
+	return row, err
 }
 
 // recordRow records a read of one row, or of its absence.
@@ -45,15 +73,11 @@ func (r *readSet) recordRow(row Row, err error, again func(ctx context.Context, 
 }
 
 func (r *readSet) Get(ctx context.Context, kind, id string) (Row, error) {
-	row, err := r.Tx.Get(ctx, kind, id)
-	r.recordRow(row, err, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
-	return row, err
+	return r.row(ctx, rowKey{kind: kind, id: id}, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
 }
 
 func (r *readSet) GetByFQN(ctx context.Context, kind, fqn string) (Row, error) {
-	row, err := r.Tx.GetByFQN(ctx, kind, fqn)
-	r.recordRow(row, err, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
-	return row, err
+	return r.row(ctx, rowKey{kind: kind, fqn: fqn}, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
 }
 
 func (r *readSet) Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error) {

@@ -14,6 +14,10 @@
 // share the next transaction, each in its own savepoint, so one fsync makes several
 // writes durable, and each is acknowledged only after that commit.
 //
+// A third, one-connection pool answers PRAGMA data_version (dataversion.go), which
+// changes with every commit to the file by any connection or process: the engine's read
+// cache is valid while it does not change (store.DataVersioner).
+//
 // The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …)
 // and by the migrations of the store.Modules the file is opened with, each applied in
 // its own transaction and recorded in module_migrations (migrate.go). Module statements
