@@ -52,15 +52,8 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 					return err
 				}
 				if pcs != nil && pcs[i] != nil {
-					var (
-						res Result
-						ok  bool
-					)
-					err := savepoint(tx, func(tx Tx) error {
-						var err error
-						res, ok, err = s.commitCreate(ctx, tx, p, k, pcs[i])
-						return err
-					})
+					// No savepoint: commitCreate needs none (its errors wrap errTxLost).
+					res, ok, err := s.commitCreate(ctx, tx, p, k, pcs[i])
 					if errors.Is(err, errTxLost) {
 						return err
 					}

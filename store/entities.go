@@ -68,18 +68,21 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 		pc = s.precreate(ctx, p, k, body, false)
 	}
 	var res Result
-	err = s.inTx(ctx, func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
-		if ok {
-			res = r
-			return err
-		}
+	write := func(tx Tx) error {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
 		}
 		res, err = s.createDraft(ctx, tx, p, k, d)
 		return err
+	}
+	err = s.inTx(pc.context(ctx), func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
+		return pc.guard(tx, write)
 	})
 	return res, err
 }
@@ -110,12 +113,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 		pc = s.precreate(ctx, p, k, body, true)
 	}
 	var res Result
-	err = s.inTx(ctx, func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
-		if ok {
-			res = r
-			return err
-		}
+	write := func(tx Tx) error {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
@@ -160,6 +158,14 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 		}
 		res = Result{Entity: s.shape(p, k, e, nil), Change: change}
 		return nil
+	}
+	err = s.inTx(pc.context(ctx), func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
+		return pc.guard(tx, write)
 	})
 	return res, err
 }

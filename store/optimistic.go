@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -52,13 +53,13 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 	if err != nil {
 		return nil
 	}
-	if orUpdate {
-		if _, err := rs.GetByFQN(ctx, k.Name, d.entity.FQN()); meridian.ErrorCode(err) != meridian.ENotFound {
-			return nil
-		}
-		if s.authorize(p, OpCreate, k, body, nil) != nil {
-			return nil
-		}
+	// The FQN must be free (CreateOrUpdate would update, Create conflict): replayed,
+	// this read makes the insert certain not to conflict.
+	if _, err := rs.GetByFQN(ctx, k.Name, d.entity.FQN()); meridian.ErrorCode(err) != meridian.ENotFound {
+		return nil
+	}
+	if orUpdate && s.authorize(p, OpCreate, k, body, nil) != nil {
+		return nil
 	}
 	if err := s.beforeWrite(ctx, rs, k, &meridian.Write{Principal: p, New: d.entity, Parent: d.parentDoc}); err != nil {
 		return nil
@@ -94,7 +95,10 @@ func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *m
 }
 
 // commitCreate writes a prepared create in tx when its reads still answer as they did,
-// and reports whether it did (ok false: nothing was written, take the usual path).
+// and reports whether it did (ok false: nothing was written, take the usual path). It
+// needs no savepoint: the replayed reads leave nothing that can refuse the write (the
+// FQN is free, the id new), so an error is the database's, and it wraps errTxLost:
+// the transaction may hold part of the write.
 func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, pc *precreate) (res Result, ok bool, err error) {
 	if pc == nil || !pc.reads.replay(ctx, tx) {
 		return Result{}, false, nil
@@ -102,7 +106,26 @@ func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principa
 	st := pc.st
 	st.event.Timestamp = s.now().UnixMilli()
 	if err := s.put(ctx, tx, k, pc.d, st); err != nil {
-		return Result{}, true, err
+		return Result{}, true, fmt.Errorf("%w: %w", errTxLost, err)
 	}
 	return Result{Entity: s.shape(p, k, pc.d.entity, nil), Change: meridian.EventEntityCreated, Created: true}, true, nil
+}
+
+// context returns the context a prepared create's write runs in: without a savepoint
+// of the group's own (commitCreate needs none; guard sets one for the usual path).
+func (pc *precreate) context(ctx context.Context) context.Context {
+	if pc == nil {
+		return ctx
+	}
+	return withoutSavepoint(ctx)
+}
+
+// guard runs the usual path of a create whose preparation did not hold: in a savepoint
+// when the write runs without the group's (so its failure leaves the transaction as it
+// was), else directly.
+func (pc *precreate) guard(tx Tx, f func(Tx) error) error {
+	if pc == nil {
+		return f(tx)
+	}
+	return savepoint(tx, f)
 }
