@@ -21,6 +21,10 @@ import (
 // it runs once per attempt, against the snapshot or under the writer, and its outcome
 // depends on the catalog only through the replayed reads.
 //
+// A prepared create writes without a savepoint (commitCreate): once its reads replay,
+// nothing can refuse it, and SQLite's FTS5 flushes its pending index data at every
+// savepoint, so a group of creates then builds one index segment instead of one each.
+//
 // What changes is only when the work happens: the entity's updatedAt is taken when it
 // is drafted (as before, a moment before its commit), and its change event's timestamp
 // when it is written.
