@@ -30,7 +30,8 @@ type Config struct {
 	Validator Validator
 	Policy    Policy
 	Sealer    Sealer
-	Now       func() time.Time
+	// Now is the clock (time.Now when nil); it is called concurrently.
+	Now func() time.Time
 	// Notify, when set, is called after every committed write (Dispatcher.Notify).
 	Notify func()
 	// Jobs runs asynchronous deletes; without it DeleteAsync is EInternal.

@@ -8,6 +8,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ type Fixture struct {
 	Driver store.Driver
 	E      *store.Entities
 	Admin  *meridian.Principal
-	clock  time.Time
+	clock  atomic.Int64 // the fake clock's epoch ms; the engine calls Now concurrently
 	open   Open
 	valid  store.Validator
 }
@@ -104,10 +105,11 @@ func newFixture(t *testing.T, open Open) *Fixture {
 		t.Fatalf("schema: %v", err)
 	}
 	f := &Fixture{T: t, Ctx: context.Background(), Driver: d,
-		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, clock: time.UnixMilli(1_700_000_000_000),
-		open: open, valid: v}
+		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}},
+		open:  open, valid: v}
+	f.clock.Store(1_700_000_000_000)
 	f.E = store.New(store.Config{Driver: d, Registry: meridian.DefaultRegistry(), Validator: v,
-		Sealer: rot13{}, Now: func() time.Time { f.clock = f.clock.Add(time.Millisecond); return f.clock }})
+		Sealer: rot13{}, Now: func() time.Time { return time.UnixMilli(f.clock.Add(1)) }})
 	return f
 }
 
