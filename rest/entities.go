@@ -168,12 +168,15 @@ func (s *server) get(k *meridian.Kind, key keyFunc) handler {
 		if err != nil {
 			return err
 		}
-		e, err := s.ents.Get(r.Context(), principal(r), k.Name, kk, o)
+		body, etag, err := s.ents.GetJSON(r.Context(), principal(r), k.Name, kk, o)
 		if err != nil {
 			return err
 		}
-		w.Header().Set("ETag", store.ETag(e))
-		writeJSON(w, http.StatusOK, e)
+		h := w.Header()
+		h.Set("ETag", etag)
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
 		return nil
 	}
 }

@@ -24,6 +24,8 @@ type BulkItem struct {
 // a change event of its own), and answers one item per body, in order. The entities
 // are written in chunks of bulkChunk, one transaction each, every entity in a
 // savepoint, so an entity that fails is rolled back alone and the others commit.
+// Before a chunk takes the writer, the creates among its bodies are prepared in
+// parallel against a read snapshot (optimistic.go).
 // An item's Err has the codes of CreateOrUpdate. The method itself returns EInvalid
 // (unknown kind, more than MaxBulk bodies) before writing anything; any other error
 // means the write stopped: the items before the failed chunk are committed, and those
@@ -39,11 +41,26 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 	items := make([]BulkItem, len(bodies))
 	for start := 0; start < len(bodies); start += bulkChunk {
 		chunk := items[start:min(start+bulkChunk, len(bodies))]
+		var pcs []*precreate
+		if s.optimistic(ctx) {
+			pcs = s.precreateAll(ctx, p, k, bodies[start:start+len(chunk)])
+		}
 		err := s.inTx(ctx, func(tx Tx) error {
 			cctx := withChunk(ctx, tx)
 			for i := range chunk {
 				if err := ctx.Err(); err != nil {
 					return err
+				}
+				if pcs != nil && pcs[i] != nil {
+					// No savepoint: commitCreate needs none (its errors wrap errTxLost).
+					res, ok, err := s.commitCreate(ctx, tx, p, k, pcs[i])
+					if errors.Is(err, errTxLost) {
+						return err
+					}
+					if ok {
+						chunk[i] = BulkItem{Result: res, Err: err}
+						continue
+					}
 				}
 				res, err := s.CreateOrUpdate(cctx, p, k.Name, bodies[start+i])
 				if errors.Is(err, errTxLost) {

@@ -16,6 +16,12 @@
 //     Dispatcher delivers events to each Consumer in its own goroutine, outside the write
 //     transaction, at least once, and prunes delivered events after the retention.
 //   - Jobs (jobs.go, store/jobs): durable asynchronous work, such as async deletes.
+//   - Optimistic creates (optimistic.go, readset.go): on a driver whose writers take
+//     turns (GroupCommitter), a create runs its draft, beforeWrite and encoding against
+//     a read snapshot and, under the writer, replays the reads it made; it writes what
+//     it prepared only when each answers alike, else it runs wholly under the writer.
+//   - The read cache (cache.go): GetJSON keeps encoded answers on a driver with a
+//     DataVersion (SQLite); any commit, by this engine or another process, empties it.
 //
 // Each Entities method lists the meridian error codes it returns.
 package store

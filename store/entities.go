@@ -21,6 +21,7 @@ type Entities struct {
 	jobs   Jobs
 	// secrets are each kind's secret rules, from the schema (SecretSchema).
 	secrets map[string]*secretRules
+	cache   readCache // encoded GET answers (cache.go)
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -32,7 +33,8 @@ type Config struct {
 	Validator Validator
 	Policy    Policy
 	Sealer    Sealer
-	Now       func() time.Time
+	// Now is the clock (time.Now when nil); it is called concurrently.
+	Now func() time.Time
 	// Notify, when set, is called after every committed write (Dispatcher.Notify).
 	Notify func()
 	// Jobs runs asynchronous deletes; without it DeleteAsync is EInternal.
@@ -74,14 +76,26 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 	if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
 		return Result{}, err
 	}
+	var pc *precreate
+	if s.optimistic(ctx) {
+		pc = s.precreate(ctx, p, k, body, false)
+	}
 	var res Result
-	err = s.inTx(ctx, func(tx Tx) error {
+	write := func(tx Tx) error {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
 		}
 		res, err = s.createDraft(ctx, tx, p, k, d)
 		return err
+	}
+	err = s.inTx(pc.context(ctx), func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
+		return pc.guard(tx, write)
 	})
 	return res, err
 }
@@ -107,8 +121,12 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 	if err != nil {
 		return Result{}, err
 	}
+	var pc *precreate
+	if s.optimistic(ctx) {
+		pc = s.precreate(ctx, p, k, body, true)
+	}
 	var res Result
-	err = s.inTx(ctx, func(tx Tx) error {
+	write := func(tx Tx) error {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
 			return err
@@ -153,6 +171,14 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 		}
 		res = Result{Entity: s.shape(p, k, e, nil), Change: change}
 		return nil
+	}
+	err = s.inTx(pc.context(ctx), func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
+		return pc.guard(tx, write)
 	})
 	return res, err
 }

@@ -139,7 +139,12 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 			finish(c, err)
 			continue
 		}
-		err := savepoint(tx, c.f)
+		var err error
+		if unguarded(c.ctx) {
+			err = c.f(tx)
+		} else {
+			err = savepoint(tx, c.f)
+		}
 		if errors.Is(err, errTxLost) {
 			// The transaction is gone: this write fails, the others run again.
 			finish(c, err)
@@ -156,6 +161,24 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		finish(c, err)
 	}
 	return nil
+}
+
+// unguardedKey marks a context whose write guards itself (withoutSavepoint).
+type unguardedKey struct{}
+
+// withoutSavepoint returns a context in which a Group runs the write without a
+// savepoint of its own. The write must then leave the transaction as it found it when
+// it returns an error, unless that error wraps errTxLost (the Group then runs the
+// group's other writes again in a new transaction). A savepoint costs two statements,
+// and SQLite's FTS5 flushes its pending index data into a new segment at each one, so a
+// write that can check everything before it writes is cheaper without.
+func withoutSavepoint(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unguardedKey{}, true)
+}
+
+func unguarded(ctx context.Context) bool {
+	v, _ := ctx.Value(unguardedKey{}).(bool)
+	return v
 }
 
 // savepointName names the savepoint of one write; a nested one shadows the outer.

@@ -21,8 +21,11 @@ func (s *Entities) inTx(ctx context.Context, f func(Tx) error) error {
 	} else {
 		err = s.ownTx(ctx, f)
 	}
-	if err == nil && s.notify != nil {
-		s.notify()
+	if err == nil {
+		s.cache.clear()
+		if s.notify != nil {
+			s.notify()
+		}
 	}
 	return err
 }

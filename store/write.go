@@ -6,18 +6,43 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // insert writes a new entity: its row, its parent and relationship links, its first
 // version snapshot and its change event.
 func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) error {
-	e := d.entity
-	w, err := s.write(k, e)
+	st, err := s.stage(p, k, d)
 	if err != nil {
 		return err
 	}
+	return s.put(ctx, tx, k, d, st)
+}
+
+// staged is a new entity encoded for storage: the pure CPU part of an insert, which
+// needs no transaction.
+type staged struct {
+	row    Row
+	w      written
+	search search.Doc
+	event  meridian.ChangeEvent
+}
+
+// stage encodes a checked draft for insert.
+func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (staged, error) {
+	e := d.entity
+	w, err := s.write(k, e)
+	if err != nil {
+		return staged{}, err
+	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
+	return staged{row: row, w: w, search: SearchDocOf(k, w.event), event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
+}
+
+// put writes a staged entity in tx.
+func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st staged) error {
+	row := st.row
 	if err := tx.Insert(ctx, row); err != nil {
 		return err
 	}
@@ -26,16 +51,16 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 			return err
 		}
 	}
-	if err := syncRelations(ctx, tx, k, row.ID, nil, e); err != nil {
+	if err := syncRelations(ctx, tx, k, row.ID, nil, d.entity); err != nil {
 		return err
 	}
-	if err := tx.PutVersion(ctx, row.ID, row.Version, w.version); err != nil {
+	if err := tx.PutVersion(ctx, row.ID, row.Version, st.w.version); err != nil {
 		return err
 	}
-	if err := tx.Index(ctx, SearchDocOf(k, w.event)); err != nil {
+	if err := tx.Index(ctx, st.search); err != nil {
 		return err
 	}
-	return tx.AppendEvent(ctx, s.event(p, meridian.EventEntityCreated, k, w.event, nil))
+	return tx.AppendEvent(ctx, st.event)
 }
 
 // writeOpts says how update records a change.

@@ -16,6 +16,10 @@
 // share the next transaction, each in its own savepoint, so one fsync makes several
 // writes durable, and each is acknowledged only after that commit.
 //
+// A third, one-connection pool answers PRAGMA data_version (dataversion.go), which
+// changes with every commit to the file by any connection or process: the engine's read
+// cache is valid while it does not change (store.DataVersioner).
+//
 // The schema is created by embedded, numbered migrations (migrations/0001_init.sql, …)
 // and by the migrations of the store.Modules the file is opened with, each applied in
 // its own transaction and recorded in module_migrations (migrate.go). Module statements
@@ -69,12 +73,15 @@ type DB struct {
 	modules []store.Module
 
 	group *store.Group // commits the engine's concurrent writes together
+
+	dataVersion *dataVersion // PRAGMA data_version on a connection of its own
 }
 
 var (
 	_ store.Driver         = (*DB)(nil)
 	_ store.GroupCommitter = (*DB)(nil)
 	_ store.ShortReader    = (*DB)(nil)
+	_ store.DataVersioner  = (*DB)(nil)
 )
 
 // Open opens the catalog file at path, creating it and its parent directory when
@@ -150,6 +157,10 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 	}
 	db.reader, db.readerStmts, db.readerModStmts = reader, readerStmts, newModuleStmts(reader)
 	db.short, db.shortStmts, db.shortModStmts = short, shortStmts, newModuleStmts(short)
+	if db.dataVersion, err = openDataVersion(ctx, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -251,7 +262,7 @@ func (db *DB) Group(ctx context.Context, f func(store.Tx) error) error {
 func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.readerStmts.close(), db.shortStmts.close(), db.writerStmts.close(),
-		db.readerModStmts.close(), db.shortModStmts.close(), db.writerModStmts.close())
+		db.readerModStmts.close(), db.shortModStmts.close(), db.writerModStmts.close(), db.dataVersion.close())
 	for _, pool := range []*sql.DB{db.reader, db.short} {
 		if pool != nil {
 			errs = append(errs, pool.Close())

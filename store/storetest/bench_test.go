@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
@@ -189,6 +191,48 @@ func BenchmarkGetByName(b *testing.B) {
 					b.Fatal(err)
 				}
 				i++
+			}
+			reportCPU(b, start)
+		})
+	}
+}
+
+// BenchmarkCreateTableConcurrent creates tables from 8 goroutines at once, as the
+// bench's 8 ingest clients do: on SQLite the writes share group commits.
+func BenchmarkCreateTableConcurrent(b *testing.B) {
+	for _, d := range benchDrivers {
+		b.Run(d.name, func(b *testing.B) {
+			c := newBenchCatalog(b, d.open)
+			var next atomic.Int64
+			start := cpuTime()
+			b.SetParallelism(8 / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.e.Create(c.ctx, c.admin, "table", benchTable(int(next.Add(1)))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportCPU(b, start)
+		})
+	}
+}
+
+// BenchmarkBulkCreateTables creates tables 100 per bulk call (b.N counts tables).
+func BenchmarkBulkCreateTables(b *testing.B) {
+	for _, d := range benchDrivers {
+		b.Run(d.name, func(b *testing.B) {
+			c := newBenchCatalog(b, d.open)
+			start := cpuTime()
+			for i := 0; i < b.N; i += 100 {
+				bodies := make([]meridian.Entity, 0, 100)
+				for j := i; j < min(i+100, b.N); j++ {
+					bodies = append(bodies, benchTable(j))
+				}
+				if _, err := c.e.BulkCreateOrUpdate(c.ctx, c.admin, "table", bodies); err != nil {
+					b.Fatal(err)
+				}
 			}
 			reportCPU(b, start)
 		})

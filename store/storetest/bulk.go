@@ -166,3 +166,66 @@ func testConcurrentWritesCommitAlone(t *testing.T, f *Fixture) {
 		}
 	}
 }
+
+// testBulkSeesItsOwnEarlierWrites checks that a body sees what the bodies before it
+// in the same chunk wrote, although the creates of a chunk are prepared (on SQLite)
+// before any of them is written: the second body of one name updates the first.
+func testBulkSeesItsOwnEarlierWrites(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	first, second := tableBody("twice", "INT"), tableBody("twice", "INT")
+	second["description"] = "second"
+	items, err := f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", []meridian.Entity{first, second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items[0].Err != nil || !items[0].Result.Created {
+		t.Fatalf("first = %+v, want created", items[0])
+	}
+	if items[1].Err != nil || items[1].Result.Created || num(items[1].Result.Entity["version"]) != 0.2 ||
+		items[1].Result.Entity["description"] != "second" {
+		t.Fatalf("second = %+v, want an update to 0.2", items[1])
+	}
+	if n := f.tableEvents()["svc.db.sch.twice"]; n != 2 {
+		t.Fatalf("%d events, want 2", n)
+	}
+}
+
+// testCreatesRacingTheirParentsDeletionLeaveNoOrphan creates tables in bulk and one at
+// a time while their schema is hard-deleted: a create prepared before the deletion must
+// not commit after it. Every table left must have its schema.
+func testCreatesRacingTheirParentsDeletionLeaveNoOrphan(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				body := tableBody(fmt.Sprintf("w%d_%02d", w, i), "INT")
+				if w%2 == 0 {
+					_, _ = f.E.Create(f.Ctx, f.Admin, "table", body)
+				} else {
+					_, _ = f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", []meridian.Entity{body})
+				}
+			}
+		}(w)
+	}
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "databaseSchema", store.ByName("svc.db.sch"), store.DeleteOptions{Hard: true, Recursive: true}); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	tx, err := f.Driver.Begin(f.Ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	rows, _, err := tx.List(f.Ctx, store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if _, err := tx.GetByFQN(f.Ctx, "databaseSchema", "svc.db.sch"); err != nil {
+			t.Fatalf("table %s outlived its schema: %v", r.FQN, err)
+		}
+	}
+}

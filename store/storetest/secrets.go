@@ -34,7 +34,7 @@ var (
 // withSecretsPolicy makes the fixture's engine mask secrets for all but granted bots.
 func (f *Fixture) withSecretsPolicy() {
 	f.E = store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Validator: f.valid,
-		Policy: secretsPolicy{}, Sealer: rot13{}, Now: func() time.Time { f.clock = f.clock.Add(time.Millisecond); return f.clock }})
+		Policy: secretsPolicy{}, Sealer: rot13{}, Now: func() time.Time { return time.UnixMilli(f.clock.Add(1)) }})
 }
 
 // storedRow reads the raw stored row.

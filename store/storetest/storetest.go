@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,12 +78,16 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
+		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},
+		{"CreatesRacingTheirParentsDeletionLeaveNoOrphan", testCreatesRacingTheirParentsDeletionLeaveNoOrphan},
 		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
 		{"DocumentLimitsHoldForEveryVerb", testDocumentLimitsHoldForEveryVerb},
 		{"PatchStopsWhenTheCallerGivesUp", testPatchStopsWhenTheCallerGivesUp},
 		{"SearchBoundsHoldOnTheDriver", testSearchBoundsHoldOnTheDriver},
 		{"ConcurrentChangeWithoutIfMatchIs409", testConcurrentChangeWithoutIfMatchIs409},
 		{"TableTypeDefaultsToRegular", testTableTypeDefaultsToRegular},
+		{"CachedReadsAreNeverStale", testCachedReadsAreNeverStale},
+		{"CachedReadsMaskSecretsPerCaller", testCachedReadsMaskSecretsPerCaller},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +103,7 @@ type Fixture struct {
 	Driver store.Driver
 	E      *store.Entities
 	Admin  *meridian.Principal
-	clock  time.Time
+	clock  atomic.Int64 // the fake clock's epoch ms; the engine calls Now concurrently
 	open   Open
 	valid  store.Validator
 }
@@ -110,10 +115,11 @@ func newFixture(t *testing.T, open Open) *Fixture {
 		t.Fatalf("schema: %v", err)
 	}
 	f := &Fixture{T: t, Ctx: context.Background(), Driver: d,
-		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, clock: time.UnixMilli(1_700_000_000_000),
-		open: open, valid: v}
+		Admin: &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}},
+		open:  open, valid: v}
+	f.clock.Store(1_700_000_000_000)
 	f.E = store.New(store.Config{Driver: d, Registry: meridian.DefaultRegistry(), Validator: v,
-		Sealer: rot13{}, Now: func() time.Time { f.clock = f.clock.Add(time.Millisecond); return f.clock }})
+		Sealer: rot13{}, Now: func() time.Time { return time.UnixMilli(f.clock.Add(1)) }})
 	return f
 }
 

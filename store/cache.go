@@ -1,0 +1,151 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// DataVersioner is a Driver capability: DataVersion returns a number that changes
+// whenever anything is committed to the database, by this process or another one
+// sharing it (SQLite's PRAGMA data_version). A driver that has it gets the engine's
+// read cache; one that has not (PostgreSQL, where other nodes write) reads every GET
+// from the database.
+type DataVersioner interface {
+	DataVersion(ctx context.Context) (int64, error)
+}
+
+// maxCached is the most answers the read cache holds; when full it starts again empty.
+const maxCached = 4096
+
+// readCache holds encoded GET answers, valid while the database is unchanged. An
+// entity's answer depends on more than its own row (its relationships, the rows they
+// point at, module fields computed from other tables, the caller's rights), so the
+// cache is not invalidated per entity: any commit empties it. The engine empties it
+// after each of its own commits, before the write is acknowledged, and every GET first
+// compares the driver's DataVersion with the one the entries were read at, which
+// catches commits by other processes on the same file (meridian mcp beside meridian
+// serve) and by module code writing outside the engine. So a GET never answers older
+// than the last commit that finished before it began.
+type readCache struct {
+	mu      sync.Mutex
+	version int64  // the DataVersion the entries were read at
+	gen     uint64 // counts emptyings, so a read that overlapped one is not kept
+	entries map[cacheKey]cached
+}
+
+// cacheKey names one answer: the entity, the request options and the caller.
+type cacheKey struct {
+	kind, id, fqn, fields, include, caller string
+}
+
+// cached is one encoded answer and its ETag.
+type cached struct {
+	body []byte
+	etag string
+}
+
+// clear empties the cache.
+func (c *readCache) clear() {
+	c.mu.Lock()
+	c.entries = nil
+	c.gen++
+	c.mu.Unlock()
+}
+
+// lookup returns the answer cached for key at version, and the generation to store a
+// fresh answer under.
+func (c *readCache) lookup(version int64, key cacheKey) (cached, bool, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if version != c.version {
+		c.entries = nil
+		c.gen++
+		c.version = version
+	}
+	v, ok := c.entries[key]
+	return v, ok, c.gen
+}
+
+// store keeps an answer read after lookup returned gen, unless the cache was emptied
+// since.
+func (c *readCache) store(gen uint64, key cacheKey, v cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.entries == nil || len(c.entries) >= maxCached {
+		c.entries = make(map[cacheKey]cached)
+	}
+	c.entries[key] = v
+}
+
+// callerKey is what of a principal an answer can depend on.
+func callerKey(p *meridian.Principal) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(p.ID)
+	b.WriteByte(0)
+	b.WriteString(p.Name)
+	b.WriteByte(0)
+	b.WriteString(p.Email)
+	b.WriteByte(0)
+	b.WriteString(p.TokenType)
+	if p.IsBot {
+		b.WriteString("\x00bot")
+	}
+	for _, l := range [][]string{p.Roles, p.Scopes} {
+		b.WriteByte(1)
+		for _, s := range l {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
+// GetJSON is Get answered as JSON (encoded as json.Encoder does without HTML escaping,
+// trailing newline included) with the entity's ETag. On a driver with a DataVersion it
+// is served from the read cache while the database is unchanged. The bytes returned
+// are shared: the caller must not change them. Errors as Get.
+func (s *Entities) GetJSON(ctx context.Context, p *meridian.Principal, kind string, key Key, o GetOptions) ([]byte, string, error) {
+	dv, ok := s.db.(DataVersioner)
+	var (
+		ck  cacheKey
+		gen uint64
+	)
+	if ok {
+		version, err := dv.DataVersion(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		ck = cacheKey{kind: kind, id: key.ID, fqn: key.FQN, fields: o.Fields, include: string(o.Include), caller: callerKey(p)}
+		var v cached
+		if v, ok, gen = s.cache.lookup(version, ck); ok {
+			return v.body, v.etag, nil
+		}
+		ok = true
+	}
+	e, err := s.Get(ctx, p, kind, key, o)
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, "", err
+	}
+	v := cached{body: buf.Bytes(), etag: ETag(e)}
+	if ok {
+		s.cache.store(gen, ck, v)
+	}
+	return v.body, v.etag, nil
+}

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/meridian-catalog/meridian"
+)
+
+// Optimistic creates. On a driver whose writes take turns (a GroupCommitter: SQLite's
+// single writer), the CPU a create spends before it writes (the draft, beforeWrite with
+// its JSON Schema, encoding the row, snapshot, search document and event) would be
+// spent while every other writer waits. So a create first runs those steps against a
+// read snapshot, outside the writer, recording every catalog read they make
+// (readSet); under the writer it replays those reads and, when each answers as it did,
+// writes what it prepared. Otherwise, or when the preparation failed or made a read
+// that cannot be replayed, the create runs the usual way, wholly under the writer, so
+// errors and races are answered exactly as before. beforeWrite stays the one sequence:
+// it runs once per attempt, against the snapshot or under the writer, and its outcome
+// depends on the catalog only through the replayed reads.
+//
+// A prepared create writes without a savepoint (commitCreate): once its reads replay,
+// nothing can refuse it, and SQLite's FTS5 flushes its pending index data at every
+// savepoint, so a group of creates then builds one index segment instead of one each.
+//
+// What changes is only when the work happens: the entity's updatedAt is taken when it
+// is drafted (as before, a moment before its commit), and its change event's timestamp
+// when it is written.
+
+// precreate is a create drafted, checked and encoded against a read snapshot.
+type precreate struct {
+	reads *readSet
+	d     draft
+	st    staged
+}
+
+// optimistic reports whether creates in ctx are prepared outside the writer: on a
+// GroupCommitter, when not already inside a bulk chunk's transaction.
+func (s *Entities) optimistic(ctx context.Context) bool {
+	_, ok := s.db.(GroupCommitter)
+	return ok && chunkTx(ctx) == nil
+}
+
+// precreate prepares a create of body in a read transaction, or returns nil when the
+// create must take the usual path. With orUpdate (CreateOrUpdate), the entity's FQN
+// must be free and the caller allowed to create.
+func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool) *precreate {
+	rtx, err := s.db.Begin(ctx, false)
+	if err != nil {
+		return nil
+	}
+	defer rtx.Rollback()
+	rs := &readSet{Tx: rtx}
+	d, err := s.draft(ctx, rs, p, k, body)
+	if err != nil {
+		return nil
+	}
+	// The FQN must be free (CreateOrUpdate would update, Create conflict): replayed,
+	// this read makes the insert certain not to conflict.
+	if _, err := rs.GetByFQN(ctx, k.Name, d.entity.FQN()); meridian.ErrorCode(err) != meridian.ENotFound {
+		return nil
+	}
+	if orUpdate && s.authorize(p, OpCreate, k, body, nil) != nil {
+		return nil
+	}
+	if err := s.beforeWrite(ctx, rs, k, &meridian.Write{Principal: p, New: d.entity, Parent: d.parentDoc}); err != nil {
+		return nil
+	}
+	st, err := s.stage(p, k, d)
+	if err != nil || rs.unreplayed {
+		return nil
+	}
+	return &precreate{reads: rs, d: d, st: st}
+}
+
+// precreateAll prepares the creates of bodies in parallel; an element is nil where
+// the create must take the usual path.
+func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
+	out := make([]*precreate, len(bodies))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(bodies)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = s.precreate(ctx, p, k, bodies[i], true)
+			}
+		}()
+	}
+	for i := range bodies {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// commitCreate writes a prepared create in tx when its reads still answer as they did,
+// and reports whether it did (ok false: nothing was written, take the usual path). It
+// needs no savepoint: the replayed reads leave nothing that can refuse the write (the
+// FQN is free, the id new), so an error is the database's, and it wraps errTxLost:
+// the transaction may hold part of the write.
+func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, pc *precreate) (res Result, ok bool, err error) {
+	if pc == nil || !pc.reads.replay(ctx, tx) {
+		return Result{}, false, nil
+	}
+	st := pc.st
+	st.event.Timestamp = s.now().UnixMilli()
+	if err := s.put(ctx, tx, k, pc.d, st); err != nil {
+		return Result{}, true, fmt.Errorf("%w: %w", errTxLost, err)
+	}
+	return Result{Entity: s.shape(p, k, pc.d.entity, nil), Change: meridian.EventEntityCreated, Created: true}, true, nil
+}
+
+// context returns the context a prepared create's write runs in: without a savepoint
+// of the group's own (commitCreate needs none; guard sets one for the usual path).
+func (pc *precreate) context(ctx context.Context) context.Context {
+	if pc == nil {
+		return ctx
+	}
+	return withoutSavepoint(ctx)
+}
+
+// guard runs the usual path of a create whose preparation did not hold: in a savepoint
+// when the write runs without the group's (so its failure leaves the transaction as it
+// was), else directly.
+func (pc *precreate) guard(tx Tx, f func(Tx) error) error {
+	if pc == nil {
+		return f(tx)
+	}
+	return savepoint(tx, f)
+}

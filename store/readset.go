@@ -1,0 +1,168 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"slices"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
+)
+
+// readSet is a Tx that records the reads made through it, so that work done against a
+// read snapshot can be checked under the writer: replay makes the same reads in the
+// write transaction and reports whether every one answers as it did. Get, GetByFQN,
+// Related and Relations are recorded; any other read (a list, a search, a module's
+// SQL, …) marks the set as not replayable, and so does an error other than
+// ENotFound.
+//
+// This is how a create does its pure CPU work (the draft, beforeWrite, encoding) outside
+// the single writer (optimistic.go): beforeWrite's outcome depends on the catalog only
+// through these reads, so when they answer alike under the writer, running it there
+// would have produced the same document.
+//
+// A row read twice (a tag named by several columns) is read from the database and
+// replayed once: in one snapshot, and in one write transaction, it answers alike.
+type readSet struct {
+	Tx
+	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares
+	unreplayed bool                                    // a read that cannot be replayed was made
+	rows       map[rowKey]rowRead                      // the rows read, by key
+}
+
+// rowKey names a row read: by id (fqn empty) or by kind and FQN.
+type rowKey struct{ kind, id, fqn string }
+
+// rowRead is the answer to a row read.
+type rowRead struct {
+	row Row
+	err error
+}
+
+// row answers a row read from the set when it was made before, else reads it with
+// read and records it.
+func (r *readSet) row(ctx context.Context, key rowKey, read func(ctx context.Context, tx Tx) (Row, error)) (Row, error) {
+	if rr, ok := r.rows[key]; ok {
+		return rr.row, rr.err
+	}
+	row, err := read(ctx, r.Tx)
+	if r.rows == nil {
+		r.rows = map[rowKey]rowRead{}
+	}
+	r.rows[key] = rowRead{row, err}
+	r.recordRow(row, err, read)
+	return row, err
+}
+
+// recordRow records a read of one row, or of its absence.
+func (r *readSet) recordRow(row Row, err error, again func(ctx context.Context, tx Tx) (Row, error)) {
+	switch code := meridian.ErrorCode(err); {
+	case err == nil:
+		r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
+			now, err := again(ctx, tx)
+			return err == nil && sameRow(row, now)
+		})
+	case code == meridian.ENotFound:
+		r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
+			_, err := again(ctx, tx)
+			return meridian.ErrorCode(err) == meridian.ENotFound
+		})
+	default:
+		r.unreplayed = true
+	}
+}
+
+func (r *readSet) Get(ctx context.Context, kind, id string) (Row, error) {
+	return r.row(ctx, rowKey{kind: kind, id: id}, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
+}
+
+func (r *readSet) GetByFQN(ctx context.Context, kind, fqn string) (Row, error) {
+	return r.row(ctx, rowKey{kind: kind, fqn: fqn}, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
+}
+
+func (r *readSet) Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error) {
+	rows, err := r.Tx.Related(ctx, id, types, inverse)
+	if err != nil {
+		r.unreplayed = true
+		return rows, err
+	}
+	types = slices.Clone(types)
+	r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
+		now, err := tx.Related(ctx, id, types, inverse)
+		return err == nil && slices.EqualFunc(rows, now, func(a, b RelatedRow) bool { return a.Type == b.Type && sameRow(a.Row, b.Row) })
+	})
+	return rows, nil
+}
+
+func (r *readSet) Relations(ctx context.Context, q RelationQuery) ([]Relation, error) {
+	rels, err := r.Tx.Relations(ctx, q)
+	if err != nil {
+		r.unreplayed = true
+		return rels, err
+	}
+	r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
+		now, err := tx.Relations(ctx, q)
+		return err == nil && slices.EqualFunc(rels, now, sameRelation)
+	})
+	return rels, nil
+}
+
+// The reads that are not replayed.
+
+func (r *readSet) List(ctx context.Context, q ListQuery) ([]Row, int, error) {
+	r.unreplayed = true
+	return r.Tx.List(ctx, q)
+}
+
+func (r *readSet) Versions(ctx context.Context, id string) ([][]byte, error) {
+	r.unreplayed = true
+	return r.Tx.Versions(ctx, id)
+}
+
+func (r *readSet) Version(ctx context.Context, id string, v meridian.Version) ([]byte, error) {
+	r.unreplayed = true
+	return r.Tx.Version(ctx, id, v)
+}
+
+func (r *readSet) Events(ctx context.Context, q EventQuery) ([]meridian.ChangeEvent, error) {
+	r.unreplayed = true
+	return r.Tx.Events(ctx, q)
+}
+
+func (r *readSet) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	r.unreplayed = true
+	return r.Tx.Search(ctx, q)
+}
+
+func (r *readSet) Setting(ctx context.Context, key string) (string, error) {
+	r.unreplayed = true
+	return r.Tx.Setting(ctx, key)
+}
+
+func (r *readSet) SQL() SQL {
+	r.unreplayed = true
+	return r.Tx.SQL()
+}
+
+// replay reports whether every recorded read answers in tx as it did.
+func (r *readSet) replay(ctx context.Context, tx Tx) bool {
+	if r.unreplayed {
+		return false
+	}
+	for _, read := range r.reads {
+		if !read(ctx, tx) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRow(a, b Row) bool {
+	return a.ID == b.ID && a.Kind == b.Kind && a.Name == b.Name && a.FQN == b.FQN && a.Version == b.Version &&
+		a.UpdatedAt == b.UpdatedAt && a.UpdatedBy == b.UpdatedBy && a.Deleted == b.Deleted && bytes.Equal(a.Doc, b.Doc)
+}
+
+func sameRelation(a, b Relation) bool {
+	return a.FromID == b.FromID && a.FromKind == b.FromKind && a.ToID == b.ToID && a.ToKind == b.ToKind &&
+		a.Type == b.Type && bytes.Equal(a.Doc, b.Doc)
+}

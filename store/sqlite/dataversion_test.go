@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// TestDataVersionChangesOnEveryCommit checks the read cache's signal: a commit by this
+// DB's writer, or by another DB on the same file (another process), changes
+// DataVersion; a read does not.
+func TestDataVersionChangesOnEveryCommit(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	a, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	put := func(db *DB, v string) {
+		t.Helper()
+		tx, err := db.Begin(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := tx.PutSetting(ctx, "k", v); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func() int64 {
+		t.Helper()
+		v, err := a.DataVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v0 := version()
+	rtx, err := a.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = rtx.Setting(ctx, "k") // ENotFound: nothing is stored yet
+	rtx.Rollback()
+	if v := version(); v != v0 {
+		t.Fatalf("a read changed data_version: %d to %d", v0, v)
+	}
+	put(a, "1")
+	v1 := version()
+	if v1 == v0 {
+		t.Fatal("a commit by this DB's writer did not change data_version")
+	}
+	put(b, "2")
+	if v := version(); v == v1 {
+		t.Fatal("a commit by another DB on the same file did not change data_version")
+	}
+	var _ store.DataVersioner = a
+}
