@@ -46,7 +46,7 @@ func (s *server) searchQuery(w http.ResponseWriter, r *http.Request) error {
 		}
 		q.Deleted = &d
 	}
-	res, err := s.ents.Search(r.Context(), principal(r), q)
+	res, err := s.search.Search(r.Context(), principal(r), q)
 	if err != nil {
 		return err
 	}
