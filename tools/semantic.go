@@ -73,8 +73,8 @@ func semanticRow(h search.Hit) map[string]any {
 	return row
 }
 
-// semanticQuery checks a question: required unless allowStar, at most
-// search.MaxQueryLength characters. It returns the text trimmed.
+// semanticQuery checks the query argument: required, at most search.MaxQueryLength
+// characters. It returns the text trimmed.
 func semanticQuery(a Args) (string, error) {
 	q := strings.TrimSpace(a.String("query"))
 	if q == "" {
