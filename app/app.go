@@ -187,14 +187,15 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	} else if n > 0 {
 		log.Info("seeded the built-in test definitions", "definitions", n)
 	}
-	set, err := tools.New(tools.Config{Entities: ents, Schemas: validator, Budget: cfg.Budget,
+	engine := &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}
+	set, err := tools.New(tools.Config{Entities: ents, Search: engine, Schemas: validator, Budget: cfg.Budget,
 		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}}, nil
+		Search: engine}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and

@@ -22,6 +22,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
 )
@@ -36,6 +37,9 @@ const MaxBodyBytes = meridian.MaxDocumentBytes + 1<<20
 type Config struct {
 	// Entities is the entity engine.
 	Entities *store.Entities
+	// Search answers the typed searches of every mode (keyword, vector, hybrid); nil
+	// means Entities, which answers keyword searches only.
+	Search search.Service
 	// Auth verifies bearer tokens and issues personal access and bot tokens.
 	Auth *auth.Authority
 	// Logger receives request and error logs; nil discards them.
@@ -54,6 +58,7 @@ type Config struct {
 
 type server struct {
 	ents          *store.Entities
+	search        search.Service
 	auth          *auth.Authority
 	log           *slog.Logger
 	serverVersion string
@@ -74,7 +79,10 @@ type server struct {
 // authentication, and everything under /api behind a Bearer JWT. The router and the
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
-	s := &server{ents: c.Entities, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs}
+	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs}
+	if s.search == nil {
+		s.search = c.Entities
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

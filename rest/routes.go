@@ -38,7 +38,7 @@ var familyTags = map[string]string{
 	"security": "Personal access tokens and bot tokens.",
 	"events":   "The change-event outbox (admins only).",
 	"jobs":     "Durable asynchronous jobs (async deletes, …).",
-	"search":   "Keyword search, answered in Elasticsearch's shape.",
+	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
 }
@@ -293,6 +293,47 @@ func (s *server) searchRoutes() []route {
 				queryParam("query_filter", "An Elasticsearch query as JSON, restricting the hits.", obj{"type": "string"}),
 			},
 			responses: responses(obj{"200": resp("The hits.", schemaRef("SearchResponse"))}, 400, 403)},
+		{method: http.MethodGet, path: apiPrefix + "/v1/search/semantic", handler: s.h(s.searchByMeaning(search.Vector)), id: "searchSemantic", tag: "search",
+			summary:     "Search entities by meaning",
+			description: "The question is embedded and compared with each entity's indexed text; hits are the nearest entities by cosine similarity (_score, 0 to 1), each with the passage that matched in highlight.passage.",
+			params:      meaningParams(), responses: responses(obj{"200": resp("The hits.", schemaRef("SearchResponse"))}, 400, 403)},
+		{method: http.MethodGet, path: apiPrefix + "/v1/search/hybrid", handler: s.h(s.searchByMeaning(search.Hybrid)), id: "searchHybrid", tag: "search",
+			summary:     "Search entities by keywords and meaning, fused",
+			description: "Keyword and semantic retrieval of the k best each, fused into one ranking; each hit carries the passage that matched in highlight.passage.",
+			params:      meaningParams(), responses: responses(obj{"200": resp("The hits.", schemaRef("SearchResponse"))}, 400, 403)},
+		{method: http.MethodPost, path: apiPrefix + "/v1/search/vector/query", handler: s.h(s.vectorQuery), id: "vectorSearch", tag: "search",
+			summary: "Vector semantic search, as OpenMetadata's",
+			body: jsonBody("The question, filters (entityType, service, tags: arrays), size (1–100, default 10), from, k (1–1000) and threshold (0–1).", obj{
+				"type": "object", "required": []any{"query"},
+				"properties": obj{
+					"query":     obj{"type": "string", "maxLength": search.MaxQueryLength},
+					"filters":   obj{"type": "object", "additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
+					"size":      obj{"type": "integer", "minimum": 1, "maximum": 100, "default": search.DefaultSize},
+					"from":      obj{"type": "integer", "minimum": 0, "default": 0},
+					"k":         obj{"type": "integer", "minimum": 1, "maximum": search.MaxK, "default": search.MaxK},
+					"threshold": obj{"type": "number", "minimum": 0, "maximum": 1, "default": 0},
+				}}, true),
+			responses: responses(obj{"200": resp("The nearest entities: each hit is the entity document with _score and _passage.", obj{
+				"type": "object", "required": []any{"tookMillis", "hits"},
+				"properties": obj{
+					"tookMillis": obj{"type": "integer", "format": "int64"},
+					"total":      obj{"type": "integer"},
+					"hits":       obj{"type": "array", "items": obj{"type": "object"}},
+				}})}, 400, 403, 413)},
+	}
+}
+
+// meaningParams are the query parameters of the semantic and hybrid searches.
+func meaningParams() []any {
+	return []any{
+		queryParam("q", "The question, in plain words (required).", obj{"type": "string", "maxLength": search.MaxQueryLength}),
+		queryParam("index", "A search index name (table_search_index, …), an entity type, or dataAsset / all.", obj{"type": "string"}),
+		queryParam("from", "Offset of the first hit.", obj{"type": "integer", "minimum": 0, "default": 0}),
+		queryParam("size", "Number of hits.", obj{"type": "integer", "minimum": 0, "maximum": search.MaxSize, "default": search.DefaultSize}),
+		queryParam("k", "Nearest entities considered (per side, for hybrid) before the threshold and paging.", obj{"type": "integer",
+			"minimum": 1, "maximum": search.MaxK, "default": search.DefaultK}),
+		queryParam("threshold", "Lowest score kept, 0.0 to 1.0.", obj{"type": "number", "minimum": 0, "maximum": 1, "default": 0}),
+		queryParam("query_filter", "An Elasticsearch query as JSON, restricting the hits (entityType, service.name, tags.tagFQN, deleted).", obj{"type": "string"}),
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 	"sort"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -106,6 +107,9 @@ type SchemaSource interface {
 type Config struct {
 	// Entities is the entity engine.
 	Entities *store.Entities
+	// Search answers the typed searches of every mode (keyword, vector, hybrid); nil
+	// means Entities, which answers keyword searches only.
+	Search search.Service
 	// Schemas gives kind schemas (patch_entity's field hints). It may be nil.
 	Schemas SchemaSource
 	// Budget bounds a result's JSON text in characters; 0 means DefaultBudget.
@@ -119,6 +123,7 @@ type Config struct {
 // Env is what tool builders get: the engine and the limits.
 type Env struct {
 	Entities *store.Entities
+	Search   search.Service
 	Schemas  SchemaSource
 	Budget   int
 	Logger   *slog.Logger
@@ -132,6 +137,8 @@ func (e *Env) Registry() *meridian.Registry { return e.Entities.Registry() }
 var builders = []func(*Env) *Tool{
 	// discover.go
 	searchMetadata,
+	// semantic.go
+	semanticSearch, searchCompanyContext, findContext, nlqSearch,
 	// inspect.go
 	getEntityDetails,
 	// context.go
@@ -186,7 +193,11 @@ func New(c Config) (*Set, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	env := &Env{Entities: c.Entities, Schemas: c.Schemas, Budget: budget, Logger: log}
+	srch := c.Search
+	if srch == nil {
+		srch = c.Entities
+	}
+	env := &Env{Entities: c.Entities, Search: srch, Schemas: c.Schemas, Budget: budget, Logger: log}
 	s := &Set{env: env, readOnly: c.ReadOnly, byName: map[string]*Tool{}}
 	for _, b := range builders {
 		t := b(env)

@@ -80,7 +80,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Auth: cat.Auth, Logger: log,
+	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
 		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs}))
 	if err != nil {
 		return err
