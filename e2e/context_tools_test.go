@@ -95,7 +95,7 @@ func checkContextRun(t *testing.T, f *catalogFixture, run *clientRun) {
 	for i, w := range []struct {
 		status string
 		text   string
-	}{{`"statusCode":404`, "search_metadata"}, {`"statusCode":400`, "MISSING_DESCRIPTION"}, {`"statusCode":404`, "get_user_context"}} {
+	}{{`"statusCode":404`, "search_metadata"}, {`"statusCode":400`, "MISSING_DESCRIPTION"}, {`"statusCode":404`, "entityType persona"}} {
 		r := run.Results[5+i]
 		if !r.IsError || r.Error != nil || r.Text == nil || r.StructuredContent != nil ||
 			!strings.Contains(*r.Text, w.status) || !strings.Contains(*r.Text, w.text) {
