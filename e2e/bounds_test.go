@@ -203,13 +203,28 @@ func terminateBackends(t *testing.T, dbURL string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	const others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) "+others); err != nil {
+	// The server reconnects at once (its pool keeps a minimum, background pollers
+	// run), so wait for the terminated backends to be gone, not for none at all.
+	var pids []int32
+	rows, err := conn.Query(ctx, "SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity "+
+		"WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	if err != nil {
 		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ok bool
+		var pid int32
+		if err := rows.Scan(&ok, &pid); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
 	}
 	for {
 		var n int
-		if err := conn.QueryRow(ctx, "SELECT count(*) "+others).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", pids).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
