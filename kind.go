@@ -294,8 +294,8 @@ func (r *Registry) Kind(name string) (*Kind, bool) {
 	return k, ok
 }
 
-// MustKind returns the kind with this name, or an EInvalid error naming it.
-func (r *Registry) MustKind(name string) (*Kind, error) {
+// Lookup returns the kind with this name, or an EInvalid error naming it.
+func (r *Registry) Lookup(name string) (*Kind, error) {
 	if k, ok := r.byName[name]; ok {
 		return k, nil
 	}

@@ -60,7 +60,7 @@ func TestOpenWiresEveryPart(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("create_glossary: %v %s", err, res.Text)
 			}
-			if _, err := c.Entities.Get(ctx, system, "glossary", store.ByName("G"), store.GetOptions{}); err != nil {
+			if _, err := c.Entities.Get(ctx, system, "glossary", store.ByFQN("G"), store.GetOptions{}); err != nil {
 				t.Errorf("the tool's write is not in the engine: %v", err)
 			}
 		})
@@ -94,7 +94,7 @@ func TestOpenKeepsTheCatalog(t *testing.T) {
 			}
 
 			c = open(t, cfg)
-			if _, err := c.Entities.Get(ctx, system, "glossary", store.ByName("Kept"), store.GetOptions{}); err != nil {
+			if _, err := c.Entities.Get(ctx, system, "glossary", store.ByFQN("Kept"), store.GetOptions{}); err != nil {
 				t.Errorf("the glossary is gone: %v", err)
 			}
 			if p, err := c.Auth.Verify(ctx, raw); err != nil || p.Name != "ann" {

@@ -288,7 +288,7 @@ func testLatestResult(t *testing.T, f *fixture) {
 
 func testSummaries(t *testing.T, f *fixture) {
 	f.add(results...)
-	table, err := f.ents.Get(f.ctx, f.admin, "table", store.ByName("svc.db.sch.orders"), store.GetOptions{})
+	table, err := f.ents.Get(f.ctx, f.admin, "table", store.ByFQN("svc.db.sch.orders"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func testResultsNeedEdit(t *testing.T, f *fixture) {
 
 func testHardDelete(t *testing.T, f *fixture) {
 	f.add(results...)
-	table, err := f.ents.Get(f.ctx, f.admin, "table", store.ByName("svc.db.sch.orders"), store.GetOptions{})
+	table, err := f.ents.Get(f.ctx, f.admin, "table", store.ByFQN("svc.db.sch.orders"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func AddResult(ctx context.Context, ents *store.Entities, p *meridian.Principal,
 		return nil, err
 	}
 	err = ents.InTx(ctx, true, func(tx store.Tx) error {
-		row, doc, err := ents.Load(ctx, tx, p, store.OpEdit, testCaseKind, store.ByName(fqn), store.IncludeNonDeleted)
+		row, doc, err := ents.Load(ctx, tx, p, store.OpEdit, testCaseKind, store.ByFQN(fqn), store.IncludeNonDeleted)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func ListResults(ctx context.Context, ents *store.Entities, p *meridian.Principa
 	}
 	var out []meridian.Entity
 	err := ents.InTx(ctx, false, func(tx store.Tx) error {
-		row, _, err := ents.Load(ctx, tx, p, store.OpView, testCaseKind, store.ByName(fqn), store.IncludeNonDeleted)
+		row, _, err := ents.Load(ctx, tx, p, store.OpView, testCaseKind, store.ByFQN(fqn), store.IncludeNonDeleted)
 		if err != nil {
 			return err
 		}

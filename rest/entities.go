@@ -62,7 +62,7 @@ func byName(r *http.Request) (store.Key, error) {
 	if err != nil {
 		return store.Key{}, err
 	}
-	return store.ByName(fqn), nil
+	return store.ByFQN(fqn), nil
 }
 
 // listPage is the answer of a list: {data, paging{before?, after?, total}}.

@@ -101,7 +101,7 @@ func (s *server) deleteLineage(byFQN bool) handler {
 				if v == "" {
 					return invalid("Invalid fully qualified name: empty")
 				}
-				keys[i] = store.ByName(v)
+				keys[i] = store.ByFQN(v)
 				continue
 			}
 			id, err := uuidParam(r, names[1])

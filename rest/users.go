@@ -19,7 +19,7 @@ const (
 // callerUser reads the caller's user entity, with its roles.
 func (s *server) callerUser(r *http.Request, fields string) (meridian.Entity, error) {
 	p := principal(r)
-	return s.ents.Get(r.Context(), p, "user", store.ByName(meridian.QuoteName(p.Name)),
+	return s.ents.Get(r.Context(), p, "user", store.ByFQN(meridian.QuoteName(p.Name)),
 		store.GetOptions{Fields: fields, Include: store.IncludeNonDeleted})
 }
 
@@ -29,7 +29,7 @@ func (s *server) me(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := principal(r)
-	e, err := s.ents.Get(r.Context(), p, "user", store.ByName(meridian.QuoteName(p.Name)), o)
+	e, err := s.ents.Get(r.Context(), p, "user", store.ByFQN(meridian.QuoteName(p.Name)), o)
 	if err != nil {
 		return err
 	}

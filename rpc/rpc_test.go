@@ -463,7 +463,7 @@ func TestRenderSendsTheStructuredContentUnchanged(t *testing.T) {
 	set := c.Tools
 	fqn := c.Table(t, "svc", "db", "sch", "t", 3)
 	desc := "a < b && c > d, \u2028 line \u2029 para, \"quoted\" \\ é 😀 <script>"
-	if _, err := c.Entities.Patch(context.Background(), c.Admin, "table", store.ByName(fqn),
+	if _, err := c.Entities.Patch(context.Background(), c.Admin, "table", store.ByFQN(fqn),
 		[]byte(`[{"op":"add","path":"/description","value":`+strconv.Quote(desc)+`}]`), ""); err != nil {
 		t.Fatal(err)
 	}

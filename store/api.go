@@ -49,8 +49,8 @@ type Key struct {
 // ByID names an entity by id.
 func ByID(id string) Key { return Key{ID: id} }
 
-// ByName names an entity by FQN.
-func ByName(fqn string) Key { return Key{FQN: fqn} }
+// ByFQN names an entity by its fully qualified name.
+func ByFQN(fqn string) Key { return Key{FQN: fqn} }
 
 // String returns the id or FQN, as error messages show it.
 func (k Key) String() string {

@@ -31,7 +31,7 @@ type BulkItem struct {
 // means the write stopped: the items before the failed chunk are committed, and those
 // of the failed chunk and after it carry that error.
 func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal, kind string, bodies []meridian.Entity) ([]BulkItem, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return nil, err
 	}

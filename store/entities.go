@@ -69,7 +69,7 @@ func (s *Entities) Driver() Driver { return s.db }
 // parent missing from the body), ENotFound (parent or reference missing), EConflict
 // (FQN taken), EForbidden.
 func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind string, body meridian.Entity) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -117,7 +117,7 @@ func (s *Entities) createDraft(ctx context.Context, tx Tx, p *meridian.Principal
 // value). A soft-deleted entity is restored, with its children. Result.Created tells
 // which. Errors as Create, plus EPreconditionFailed.
 func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, kind string, body meridian.Entity) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -185,7 +185,7 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 
 // Get reads an entity. Errors: EInvalid (bad fields or FQN), ENotFound.
 func (s *Entities) Get(ctx context.Context, p *meridian.Principal, kind string, key Key, o GetOptions) (meridian.Entity, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ const DefaultListLimit = 10
 // List reads one page, ordered by name then id. Errors: EInvalid (bad fields, cursor,
 // filter, include or limit).
 func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string, o ListOptions) (Page, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Page{}, err
 	}
@@ -333,7 +333,7 @@ func (s *Entities) Patch(ctx context.Context, p *meridian.Principal, kind string
 // ENotFound, EPreconditionFailed (stale If-Match), EConflict (a concurrent change),
 // EForbidden.
 func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string, key Key, ifMatch string, change func(meridian.Entity) (meridian.Entity, error)) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -395,7 +395,7 @@ func (s *Entities) Edit(ctx context.Context, p *meridian.Principal, kind string,
 // event is recorded, for the root, with its recursive flag. Errors: EInvalid
 // ("<kind> is not empty"), ENotFound, EForbidden.
 func (s *Entities) Delete(ctx context.Context, p *meridian.Principal, kind string, key Key, o DeleteOptions) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -479,7 +479,7 @@ func (s *Entities) checkDelete(ctx context.Context, tx Tx, p *meridian.Principal
 // answer carries the job's id. Errors: as Delete, plus ETooManyRequests (too many jobs
 // wait) and EInternal (no Jobs configured).
 func (s *Entities) DeleteAsync(ctx context.Context, p *meridian.Principal, kind string, key Key, o DeleteOptions) (DeleteJob, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return DeleteJob{}, err
 	}
@@ -515,7 +515,7 @@ func (s *Entities) DeleteAsync(ctx context.Context, p *meridian.Principal, kind 
 // new version. Restoring an active entity changes nothing. Errors: ENotFound,
 // EForbidden.
 func (s *Entities) Restore(ctx context.Context, p *meridian.Principal, kind, id string) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}
@@ -550,7 +550,7 @@ func (s *Entities) Restore(ctx context.Context, p *meridian.Principal, kind, id 
 // Versions lists every version of an entity as serialized JSON, newest first.
 // Errors: EInvalid (bad id), ENotFound.
 func (s *Entities) Versions(ctx context.Context, p *meridian.Principal, kind, id string) ([]string, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -581,7 +581,7 @@ func (s *Entities) Versions(ctx context.Context, p *meridian.Principal, kind, id
 
 // Version reads one version. Errors: EInvalid (bad id or version), ENotFound.
 func (s *Entities) Version(ctx context.Context, p *meridian.Principal, kind, id, version string) (meridian.Entity, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -633,7 +633,7 @@ func (s *Entities) RemoveFollower(ctx context.Context, p *meridian.Principal, ki
 }
 
 func (s *Entities) follow(ctx context.Context, p *meridian.Principal, kind, id, userID string, add bool) (Result, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Result{}, err
 	}

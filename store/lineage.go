@@ -181,7 +181,7 @@ func (s *Entities) DeleteLineage(ctx context.Context, p *meridian.Principal, fro
 			kind string
 			key  Key
 		}{{fromKind, fromKey}, {toKind, toKey}} {
-			k, err := s.reg.MustKind(end.kind)
+			k, err := s.reg.Lookup(end.kind)
 			if err != nil {
 				return err
 			}
@@ -225,7 +225,7 @@ func (s *Entities) DeleteLineage(ctx context.Context, p *meridian.Principal, fro
 // upstream and o.Downstream levels downstream (0 to MaxLineageDepth each). Errors:
 // EInvalid (bad depth or kind), ENotFound, EForbidden.
 func (s *Entities) GetLineage(ctx context.Context, p *meridian.Principal, kind string, key Key, o LineageOptions) (EntityLineage, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return EntityLineage{}, err
 	}
@@ -375,7 +375,7 @@ func (s *Entities) lineageEnd(ctx context.Context, tx Tx, p *meridian.Principal,
 	if strings.TrimSpace(ref.Type) == "" || (ref.ID == "" && ref.FullyQualifiedName == "" && ref.Name == "") {
 		return Row{}, nil, meridian.Errorf(meridian.EInvalid, "%s must include type and id or fullyQualifiedName", field)
 	}
-	k, err := s.reg.MustKind(ref.Type)
+	k, err := s.reg.Lookup(ref.Type)
 	if err != nil {
 		return Row{}, nil, err
 	}

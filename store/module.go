@@ -102,7 +102,7 @@ func (s *Entities) InTx(ctx context.Context, writable bool, fn func(tx Tx) error
 // team counts as an owner). include says whether a soft-deleted entity is found.
 // Errors: EInvalid (unknown kind, bad FQN), ENotFound, EForbidden, EUnauthorized.
 func (s *Entities) Load(ctx context.Context, tx Tx, p *meridian.Principal, op Operation, kind string, key Key, include Include) (Row, meridian.Entity, error) {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return Row{}, nil, err
 	}
@@ -115,7 +115,7 @@ func (s *Entities) Load(ctx context.Context, tx Tx, p *meridian.Principal, op Op
 // such as alerts follow it. cd.PreviousVersion is set to e's version. Errors: EInvalid
 // (unknown kind) and those of the driver.
 func (s *Entities) RecordChange(ctx context.Context, tx Tx, p *meridian.Principal, kind string, e meridian.Entity, cd meridian.ChangeDescription) error {
-	k, err := s.reg.MustKind(kind)
+	k, err := s.reg.Lookup(kind)
 	if err != nil {
 		return err
 	}

@@ -329,7 +329,7 @@ func (e *Env) companyContext(ctx context.Context, p *meridian.Principal, limit i
 // listSummaries lists up to limit entities of kind, by name, as summaries, with the
 // kind's total.
 func (e *Env) listSummaries(ctx context.Context, p *meridian.Principal, kind, fields string, limit int) ([]any, int, error) {
-	k, err := e.Registry().MustKind(kind)
+	k, err := e.Registry().Lookup(kind)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -627,7 +627,7 @@ func (e *Env) relatedKnowledge(ctx context.Context, p *meridian.Principal, terms
 	out := []any{}
 	for _, t := range terms[:min(len(terms), relatedTermsLimit)] {
 		f, _ := t.(string)
-		term, err := e.Entities.Get(ctx, p, meridian.KindGlossaryTerm, store.ByName(f), store.GetOptions{})
+		term, err := e.Entities.Get(ctx, p, meridian.KindGlossaryTerm, store.ByFQN(f), store.GetOptions{})
 		if err != nil {
 			continue
 		}
@@ -802,9 +802,9 @@ func getUserContext(env *Env) *Tool {
 func (e *Env) userContext(ctx context.Context, p *meridian.Principal, name, gaps string, offset, limit, followedLimit int) (map[string]any, error) {
 	key := store.ByID(p.ID)
 	if name != "" {
-		key = store.ByName(nameFQN(name))
+		key = store.ByFQN(nameFQN(name))
 	} else if p.ID == "" {
-		key = store.ByName(nameFQN(p.Name))
+		key = store.ByFQN(nameFQN(p.Name))
 	}
 	user, err := e.Entities.Get(ctx, p, meridian.KindUser, key, store.GetOptions{Fields: "teams"})
 	if meridian.ErrorCode(err) == meridian.ENotFound {
@@ -1017,7 +1017,7 @@ func (e *Env) personaContext(ctx context.Context, p *meridian.Principal, name st
 		return nil, withHint(meridian.Errorf(meridian.ENotFound, "Personas are not available on this server"),
 			"Use get_user_context for a user's context, or get_company_context for the catalog's")
 	}
-	persona, err := e.Entities.Get(ctx, p, k.Name, store.ByName(name), store.GetOptions{Fields: fieldsOf(k, "users", "owners", "domains")})
+	persona, err := e.Entities.Get(ctx, p, k.Name, store.ByFQN(name), store.GetOptions{Fields: fieldsOf(k, "users", "owners", "domains")})
 	if meridian.ErrorCode(err) == meridian.ENotFound {
 		return nil, withHint(err, fmt.Sprintf("No persona is named %q; search_metadata with entityType %s and query * lists them", name, k.Name))
 	}

@@ -23,7 +23,7 @@ func contextCatalog(t *testing.T, f *fixture) map[string]string {
 	f.c.User(t, "alice", meridian.RoleDataSteward)
 	f.c.User(t, "bob", meridian.RoleDataSteward)
 	for _, c := range []struct{ classification, tag string }{{"Tier", "Tier1"}, {"Tier", "Tier2"}, {"Certification", "Gold"}, {"PII", "Sensitive"}} {
-		if _, err := f.c.Entities.Get(context.Background(), admin, "classification", store.ByName(c.classification), store.GetOptions{}); err != nil {
+		if _, err := f.c.Entities.Get(context.Background(), admin, "classification", store.ByFQN(c.classification), store.GetOptions{}); err != nil {
 			f.ok(t, admin, "create_classification", map[string]any{"name": c.classification, "description": c.classification + " tags"})
 		}
 		f.ok(t, admin, "create_tag", map[string]any{"classification": c.classification, "name": c.tag, "description": c.tag + " assets"})
@@ -58,7 +58,7 @@ func contextCatalog(t *testing.T, f *fixture) map[string]string {
 		meridian.Entity{"timestamp": float64(1735689600000), "testCaseStatus": "Failed", "result": "Found 0 rows"}); err != nil {
 		t.Fatal(err)
 	}
-	orders, err := f.c.Entities.Get(context.Background(), admin, "table", store.ByName(fq["orders"]), store.GetOptions{})
+	orders, err := f.c.Entities.Get(context.Background(), admin, "table", store.ByFQN(fq["orders"]), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestGetUserContext(t *testing.T) {
 	fq := contextCatalog(t, f)
 	ctx := context.Background()
 	alice := &meridian.Principal{Name: "alice", Roles: []string{meridian.RoleDataSteward}}
-	u, err := f.c.Entities.Get(ctx, f.c.Admin, "user", store.ByName("alice"), store.GetOptions{})
+	u, err := f.c.Entities.Get(ctx, f.c.Admin, "user", store.ByFQN("alice"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestGetUserContext(t *testing.T) {
 	events := f.c.Table(t, "mysql_prod", "shop", "public", "events", 1)
 	f.ok(t, f.c.Admin, "update_entity", map[string]any{"entityType": "table", "fqn": bare.FQN(), "owners": []any{"alice"}})
 	f.ok(t, f.c.Admin, "update_entity", map[string]any{"entityType": "table", "fqn": events, "owners": []any{"analytics"}})
-	customers, _ := f.c.Entities.Get(ctx, f.c.Admin, "table", store.ByName(fq["customers"]), store.GetOptions{})
+	customers, _ := f.c.Entities.Get(ctx, f.c.Admin, "table", store.ByFQN(fq["customers"]), store.GetOptions{})
 	if _, err := f.c.Entities.AddFollower(ctx, alice, "table", customers.ID(), ""); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func (e *Env) kindNames() []string {
 
 // get reads an entity by FQN with the given fields; not found carries a search hint.
 func (e *Env) get(ctx context.Context, p *meridian.Principal, k *meridian.Kind, fqn, fields string, include store.Include) (meridian.Entity, error) {
-	ent, err := e.Entities.Get(ctx, p, k.Name, store.ByName(strings.TrimSpace(fqn)), store.GetOptions{Fields: fields, Include: include})
+	ent, err := e.Entities.Get(ctx, p, k.Name, store.ByFQN(strings.TrimSpace(fqn)), store.GetOptions{Fields: fields, Include: include})
 	if err != nil {
 		return nil, notFoundHint(err, k, fqn)
 	}
@@ -97,7 +97,7 @@ func (e *Env) principalRefs(ctx context.Context, p *meridian.Principal, field st
 			foundKind string
 		)
 		for _, kind := range kinds {
-			ent, err := e.Entities.Get(ctx, p, kind, store.ByName(nameFQN(n)), store.GetOptions{})
+			ent, err := e.Entities.Get(ctx, p, kind, store.ByFQN(nameFQN(n)), store.GetOptions{})
 			if meridian.ErrorCode(err) == meridian.ENotFound || meridian.ErrorCode(err) == meridian.EInvalid {
 				continue
 			}
@@ -126,7 +126,7 @@ func (e *Env) entityRefs(ctx context.Context, p *meridian.Principal, field, kind
 	out := make([]any, 0, len(fqns))
 	seen := map[string]bool{}
 	for _, f := range fqns {
-		ent, err := e.Entities.Get(ctx, p, kind, store.ByName(strings.TrimSpace(f)), store.GetOptions{})
+		ent, err := e.Entities.Get(ctx, p, kind, store.ByFQN(strings.TrimSpace(f)), store.GetOptions{})
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			return nil, withHint(meridian.Errorf(meridian.ENotFound, "%s: %s %q not found", field, kind, f),
 				fmt.Sprintf("Use the exact fullyQualifiedName; search_metadata with entityType %s finds it", kind))
@@ -153,7 +153,7 @@ func (e *Env) tagLabels(ctx context.Context, p *meridian.Principal, fqns []strin
 		source := ""
 		canonical := f
 		for _, c := range []struct{ kind, source string }{{"tag", "Classification"}, {"glossaryTerm", "Glossary"}} {
-			ent, err := e.Entities.Get(ctx, p, c.kind, store.ByName(f), store.GetOptions{})
+			ent, err := e.Entities.Get(ctx, p, c.kind, store.ByFQN(f), store.GetOptions{})
 			if meridian.ErrorCode(err) == meridian.ENotFound || meridian.ErrorCode(err) == meridian.EInvalid {
 				continue
 			}

@@ -223,7 +223,7 @@ func patchEntity(env *Env) *Tool {
 			if err := env.checkPatchFields(k, ops); err != nil {
 				return nil, err
 			}
-			res, err := env.Entities.Patch(ctx, p, k.Name, store.ByName(strings.TrimSpace(a.String("fqn"))), raw, "")
+			res, err := env.Entities.Patch(ctx, p, k.Name, store.ByFQN(strings.TrimSpace(a.String("fqn"))), raw, "")
 			if err != nil {
 				if meridian.ErrorCode(err) == meridian.ENotFound {
 					return nil, withHint(err, "Check fqn; search_metadata finds an entity's exact fullyQualifiedName")
@@ -340,7 +340,7 @@ func updateEntity(env *Env) *Tool {
 				}
 			}
 			var changed []any
-			res, err := env.Entities.Edit(ctx, p, k.Name, store.ByName(fqn), "", func(cur meridian.Entity) (meridian.Entity, error) {
+			res, err := env.Entities.Edit(ctx, p, k.Name, store.ByFQN(fqn), "", func(cur meridian.Entity) (meridian.Entity, error) {
 				changed = []any{}
 				set := func(field string, v any) {
 					cur[field] = v

@@ -262,7 +262,7 @@ func getEntityLineage(env *Env) *Tool {
 // lineage reads the graph around an entity named by FQN, with a search hint when it
 // is missing.
 func (e *Env) lineage(ctx context.Context, p *meridian.Principal, k *meridian.Kind, fqn string, o store.LineageOptions) (store.EntityLineage, error) {
-	l, err := e.Entities.GetLineage(ctx, p, k.Name, store.ByName(strings.TrimSpace(fqn)), o)
+	l, err := e.Entities.GetLineage(ctx, p, k.Name, store.ByFQN(strings.TrimSpace(fqn)), o)
 	if meridian.ErrorCode(err) == meridian.ENotFound {
 		return l, withHint(err, fmt.Sprintf("No %s has the fullyQualifiedName %q; use search_metadata with entityType %s to find the exact name", k.Name, fqn, k.Name))
 	}

@@ -48,7 +48,7 @@ func TestCreateLineage(t *testing.T) {
 		}
 	})
 	t.Run("by id, with new details", func(t *testing.T) {
-		e, _ := f.c.Entities.Get(context.Background(), f.c.Admin, "table", store.ByName(fq["orders"]), store.GetOptions{})
+		e, _ := f.c.Entities.Get(context.Background(), f.c.Admin, "table", store.ByFQN(fq["orders"]), store.GetOptions{})
 		out := f.ok(t, f.c.Admin, "create_lineage", map[string]any{"fromEntity": map[string]any{"type": "table", "id": e.ID()},
 			"toEntity": `{"type":"table","fqn":"` + fq["facts"] + `"}`, "description": "daily rollup"})
 		if out["changeType"] != "entityLineageUpdated" || out["fromEntity"] != fq["orders"] {

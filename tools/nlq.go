@@ -358,7 +358,7 @@ func appendNew(l []string, values ...string) []string {
 func (e *Env) ownerName(ctx context.Context, p *meridian.Principal, name string) string {
 	for _, kind := range []string{meridian.KindUser, meridian.KindTeam} {
 		for _, n := range []string{name, strings.TrimSuffix(name, "'s")} {
-			if ent, err := e.Entities.Get(ctx, p, kind, store.ByName(n), store.GetOptions{}); err == nil {
+			if ent, err := e.Entities.Get(ctx, p, kind, store.ByFQN(n), store.GetOptions{}); err == nil {
 				return ent.Name()
 			}
 		}

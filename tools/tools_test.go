@@ -108,7 +108,7 @@ func TestSearchMetadata(t *testing.T) {
 		}
 	})
 	t.Run("includeDeleted finds soft-deleted entities", func(t *testing.T) {
-		if _, err := f.c.Entities.Delete(context.Background(), f.c.Admin, "table", store.ByName("mysql_prod.shop.public.orders_archive"), store.DeleteOptions{}); err != nil {
+		if _, err := f.c.Entities.Delete(context.Background(), f.c.Admin, "table", store.ByFQN("mysql_prod.shop.public.orders_archive"), store.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		active := f.ok(t, f.c.Admin, "search_metadata", map[string]any{"query": "archive"})
@@ -361,7 +361,7 @@ func TestWriteTools(t *testing.T) {
 	})
 	t.Run("authorization is the caller's", func(t *testing.T) {
 		bob := &meridian.Principal{Name: "bob", Roles: []string{meridian.RoleDataConsumer}}
-		u, _ := f.c.Entities.Get(context.Background(), admin, "user", store.ByName("bob"), store.GetOptions{})
+		u, _ := f.c.Entities.Get(context.Background(), admin, "user", store.ByFQN("bob"), store.GetOptions{})
 		bob.ID = u.ID()
 		body := f.fail(t, bob, "create_glossary", map[string]any{"name": "Mine", "description": "x"})
 		if body.StatusCode != 403 {

@@ -102,7 +102,7 @@ func TestIndexerResumesAfterRestart(t *testing.T) {
 			if after, _ := c.Dispatcher.Position(ctx, vectors.ConsumerName); after <= pos {
 				t.Errorf("position %d, was %d", after, pos)
 			}
-			if _, err := c.Entities.Delete(ctx, admin, "glossaryTerm", store.ByName("Business.WarehouseStock"), store.DeleteOptions{}); err != nil {
+			if _, err := c.Entities.Delete(ctx, admin, "glossaryTerm", store.ByFQN("Business.WarehouseStock"), store.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Dispatcher.Drain(ctx); err != nil {

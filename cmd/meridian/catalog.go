@@ -50,7 +50,7 @@ var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAd
 // exist with the given bot flag and roles. A soft-deleted user is restored.
 func (c *catalog) ensureUser(ctx context.Context, name string, isBot bool, roles []string, isAdmin bool) (u meridian.Entity, created bool, err error) {
 	get := func() (meridian.Entity, error) {
-		return c.Entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)),
+		return c.Entities.Get(ctx, system, "user", store.ByFQN(meridian.QuoteName(name)),
 			store.GetOptions{Fields: "roles", Include: store.IncludeAll})
 	}
 	u, err = get()

@@ -26,14 +26,14 @@ func TestDemoLoadsACatalogAndCanRunTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	mart, err := cat.Entities.Get(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.GetOptions{Fields: "tags"})
+	mart, err := cat.Entities.Get(ctx, system, "table", store.ByFQN("acme_warehouse.analytics.marts.daily_revenue"), store.GetOptions{Fields: "tags"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := mart["version"].(float64); v != 0.1 {
 		t.Fatalf("a second demo run must change nothing: version %v", v)
 	}
-	lin, err := cat.Entities.GetLineage(ctx, system, "table", store.ByName("acme_warehouse.analytics.marts.daily_revenue"), store.LineageOptions{Upstream: 3})
+	lin, err := cat.Entities.GetLineage(ctx, system, "table", store.ByFQN("acme_warehouse.analytics.marts.daily_revenue"), store.LineageOptions{Upstream: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

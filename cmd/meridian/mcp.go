@@ -163,7 +163,7 @@ func (c *catalog) principalOf(ctx context.Context, name string) (*meridian.Princ
 	if name == adminName {
 		u, _, err = c.ensureUser(ctx, adminName, false, []string{meridian.RoleAdmin}, true)
 	} else {
-		u, err = c.Entities.Get(ctx, system, "user", store.ByName(meridian.QuoteName(name)), store.GetOptions{Fields: "roles"})
+		u, err = c.Entities.Get(ctx, system, "user", store.ByFQN(meridian.QuoteName(name)), store.GetOptions{Fields: "roles"})
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			return nil, fmt.Errorf("--as %s: no such user (create it first, e.g. with meridian token create --user %s)", name, name)
 		}

@@ -165,7 +165,7 @@ func BenchmarkPatch(b *testing.B) {
 			start := cpuTime()
 			for b.Loop() {
 				patch := fmt.Sprintf(`[{"op":"add","path":"/description","value":"Description number %d."}]`, i)
-				if _, err := c.e.Patch(c.ctx, c.admin, "table", store.ByName(benchFQN(i%benchTables)), []byte(patch), ""); err != nil {
+				if _, err := c.e.Patch(c.ctx, c.admin, "table", store.ByFQN(benchFQN(i%benchTables)), []byte(patch), ""); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -187,7 +187,7 @@ func BenchmarkGetByName(b *testing.B) {
 			i := 0
 			start := cpuTime()
 			for b.Loop() {
-				if _, err := c.e.Get(c.ctx, c.admin, "table", store.ByName(benchFQN(i%benchTables)), store.GetOptions{Fields: fields}); err != nil {
+				if _, err := c.e.Get(c.ctx, c.admin, "table", store.ByFQN(benchFQN(i%benchTables)), store.GetOptions{Fields: fields}); err != nil {
 					b.Fatal(err)
 				}
 				i++

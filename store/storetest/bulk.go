@@ -83,7 +83,7 @@ func testBulkWritesEachEntityAsIfSentAlone(t *testing.T, f *Fixture) {
 		switch i {
 		case 7, 120:
 			want = 0
-			if _, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName(fqn), store.GetOptions{}); meridian.ErrorCode(err) != meridian.ENotFound {
+			if _, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN(fqn), store.GetOptions{}); meridian.ErrorCode(err) != meridian.ENotFound {
 				t.Fatalf("the failed %s was written: %v", b.Name(), err)
 			}
 		case 130:
@@ -210,7 +210,7 @@ func testCreatesRacingTheirParentsDeletionLeaveNoOrphan(t *testing.T, f *Fixture
 			}
 		}(w)
 	}
-	if _, err := f.E.Delete(f.Ctx, f.Admin, "databaseSchema", store.ByName("svc.db.sch"), store.DeleteOptions{Hard: true, Recursive: true}); err != nil {
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "databaseSchema", store.ByFQN("svc.db.sch"), store.DeleteOptions{Hard: true, Recursive: true}); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

@@ -28,7 +28,7 @@ func (f *Fixture) getJSON(e *store.Entities, p *meridian.Principal, kind string,
 func testCachedReadsAreNeverStale(t *testing.T, f *Fixture) {
 	f.Hierarchy()
 	tbl := f.Table("orders", `[{"name":"id","dataType":"INT"}]`)
-	byName := store.ByName("svc.db.sch.orders")
+	byName := store.ByFQN("svc.db.sch.orders")
 	want := func(e *store.Entities, o store.GetOptions, check func(meridian.Entity)) {
 		t.Helper()
 		got, etag, err := f.getJSON(e, f.Admin, "table", byName, o)

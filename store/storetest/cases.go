@@ -29,7 +29,7 @@ func testCreate(t *testing.T, f *Fixture) {
 	if schemaRef["fullyQualifiedName"] != `"prod.mysql".sales.public` || serviceRef["name"] != "prod.mysql" || tbl["serviceType"] != "Mysql" {
 		t.Fatalf("parent references = %v / %v / %v", schemaRef, serviceRef, tbl["serviceType"])
 	}
-	byName, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName(`"prod.mysql".sales.public."order.items"`), store.GetOptions{})
+	byName, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN(`"prod.mysql".sales.public."order.items"`), store.GetOptions{})
 	if err != nil || byName.ID() != tbl.ID() {
 		t.Fatalf("get by name = %v, %v", byName, err)
 	}
@@ -326,7 +326,7 @@ func testPatchRejects(t *testing.T, f *Fixture) {
 	if e := f.Get("table", tbl.ID(), "", ""); num(e["version"]) != 0.1 {
 		t.Fatalf("a rejected patch changed the version: %v", e["version"])
 	}
-	_, err := f.E.Patch(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.none"), []byte(`[]`), "")
+	_, err := f.E.Patch(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.none"), []byte(`[]`), "")
 	WantCode(t, err, meridian.ENotFound)
 }
 
@@ -420,7 +420,7 @@ func testHardDelete(t *testing.T, f *Fixture) {
 	tbl := f.Table("orders", `[]`)
 	_, err := f.E.Delete(f.Ctx, f.Admin, "databaseService", store.ByID(svc.ID()), store.DeleteOptions{Hard: true})
 	WantMessage(t, err, "databaseService is not empty")
-	res, err := f.E.Delete(f.Ctx, f.Admin, "databaseService", store.ByName("svc"), store.DeleteOptions{Hard: true, Recursive: true})
+	res, err := f.E.Delete(f.Ctx, f.Admin, "databaseService", store.ByFQN("svc"), store.DeleteOptions{Hard: true, Recursive: true})
 	if err != nil || res.Change != meridian.EventEntityDeleted {
 		t.Fatalf("hard delete = %+v, %v", res, err)
 	}

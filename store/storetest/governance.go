@@ -81,7 +81,7 @@ func testOwnerRules(t *testing.T, f *Fixture) {
 		_, err := f.E.Create(f.Ctx, f.Admin, "glossary", f.Doc(`{"name":"g","description":"d","owners":`+refList(teamRef("dept"))+`}`))
 		wantRejected(t, msgDepartmentOwner, err)
 	})
-	five, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.five"), store.GetOptions{})
+	five, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.five"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func testReviewerRules(t *testing.T, f *Fixture) {
 	if err := create("by_team", refList(teamRef("grp"))); err != nil {
 		t.Fatalf("one team reviewer: %v", err)
 	}
-	g, err := f.E.Get(f.Ctx, f.Admin, "glossary", store.ByName("by_users"), store.GetOptions{})
+	g, err := f.E.Get(f.Ctx, f.Admin, "glossary", store.ByFQN("by_users"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func testDataProductsNeedDomain(t *testing.T, f *Fixture) {
 	if err := create("t", `,"dataProducts":["Revenue"],"domains":["Sales"]`); err != nil {
 		t.Fatalf("data product with a domain: %v", err)
 	}
-	tbl, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.t"), store.GetOptions{})
+	tbl, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.t"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func testDataProductsNeedDomain(t *testing.T, f *Fixture) {
 	f.Table("plain", `[]`)
 	_, err = f.E.CreateOrUpdate(f.Ctx, f.Admin, "table", f.Doc(`{"name":"plain","databaseSchema":"svc.db.sch","columns":[],"dataProducts":["Revenue"]}`))
 	wantRejected(t, msgProductDomain, err)
-	plain, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.plain"), store.GetOptions{})
+	plain, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.plain"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func testTagRules(t *testing.T, f *Fixture) {
 		_, err := f.E.Create(f.Ctx, f.Admin, "glossary", f.Doc(`{"name":"g","description":"d","tags":`+label("PII.A", "PII.B")+`}`))
 		WantCode(t, err, meridian.EInvalid)
 	})
-	tbl, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.ok"), store.GetOptions{})
+	tbl, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.ok"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func testTagRules(t *testing.T, f *Fixture) {
 		}
 	})
 	t.Run("labels assigned before a tag is disabled stay", func(t *testing.T) {
-		t1, err := f.E.Get(f.Ctx, f.Admin, "tag", store.ByName("Tier.T1"), store.GetOptions{})
+		t1, err := f.E.Get(f.Ctx, f.Admin, "tag", store.ByFQN("Tier.T1"), store.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func testTeamOwnersMembersMayEdit(t *testing.T, f *Fixture) {
 		return &meridian.Principal{ID: users[name].ID(), Name: name, Roles: []string{meridian.RoleDataConsumer}}
 	}
 	patch := func(name, fqn string) error {
-		_, err := f.E.Patch(f.Ctx, principal(name), "table", store.ByName(fqn), []byte(`[{"op":"add","path":"/description","value":"by `+name+`"}]`), "")
+		_, err := f.E.Patch(f.Ctx, principal(name), "table", store.ByFQN(fqn), []byte(`[{"op":"add","path":"/description","value":"by `+name+`"}]`), "")
 		return err
 	}
 	if err := patch("member", "svc.db.sch.owned"); err != nil {
@@ -370,7 +370,7 @@ func testSystemTestDefinitions(t *testing.T, f *Fixture) {
 	if _, err := f.E.SeedTestDefinitions(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	def, err := f.E.Get(f.Ctx, f.Admin, "testDefinition", store.ByName("tableRowCountToBeBetween"), store.GetOptions{})
+	def, err := f.E.Get(f.Ctx, f.Admin, "testDefinition", store.ByFQN("tableRowCountToBeBetween"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

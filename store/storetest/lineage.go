@@ -92,7 +92,7 @@ func testLineage(t *testing.T, f *Fixture) {
 	add(edge("svc.db.sch.order_facts", "svc.db.sch.order_report", nil))
 
 	t.Run("walks each direction to its depth", func(t *testing.T) {
-		l, err := f.E.GetLineage(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.orders"), store.LineageOptions{Upstream: 1, Downstream: 1})
+		l, err := f.E.GetLineage(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.orders"), store.LineageOptions{Upstream: 1, Downstream: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func testLineage(t *testing.T, f *Fixture) {
 		WantCode(t, err, meridian.EInvalid)
 	})
 	t.Run("soft-deleted entities drop out unless asked for", func(t *testing.T) {
-		facts, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.order_facts"), store.GetOptions{})
+		facts, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.order_facts"), store.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func testLineage(t *testing.T, f *Fixture) {
 		}
 	})
 	t.Run("delete removes the edge once", func(t *testing.T) {
-		facts, _ := f.E.Get(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.order_facts"), store.GetOptions{})
+		facts, _ := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.order_facts"), store.GetOptions{})
 		if err := f.E.DeleteLineage(f.Ctx, f.Admin, "table", store.ByID(b.ID()), "table", store.ByID(facts.ID())); err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func testLineageCycleAndWidth(t *testing.T, f *Fixture) {
 			t.Fatal(err)
 		}
 	}
-	l, err := f.E.GetLineage(f.Ctx, f.Admin, "table", store.ByName("svc.db.sch.hub"), store.LineageOptions{Upstream: 10, Downstream: 10})
+	l, err := f.E.GetLineage(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch.hub"), store.LineageOptions{Upstream: 10, Downstream: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func testLineageNeedsEditOnBothEnds(t *testing.T, f *Fixture) {
 	if _, err := f.E.AddLineage(f.Ctx, dc, edge("svc.db.sch.mine", "svc.db.sch.mine_too", nil)); err != nil {
 		t.Fatalf("owner of both ends: %v", err)
 	}
-	if _, err := f.E.GetLineage(f.Ctx, dc, "table", store.ByName("svc.db.sch.theirs"), store.LineageOptions{Upstream: 1}); err != nil {
+	if _, err := f.E.GetLineage(f.Ctx, dc, "table", store.ByFQN("svc.db.sch.theirs"), store.LineageOptions{Upstream: 1}); err != nil {
 		t.Fatalf("anyone may read lineage: %v", err)
 	}
 }

@@ -44,7 +44,7 @@ func testSeedTestDefinitions(t *testing.T, f *Fixture) {
 			}
 		}
 	}
-	d, err := f.E.Get(f.Ctx, f.Admin, "testDefinition", store.ByName("tableRowCountToBeBetween"), store.GetOptions{})
+	d, err := f.E.Get(f.Ctx, f.Admin, "testDefinition", store.ByFQN("tableRowCountToBeBetween"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

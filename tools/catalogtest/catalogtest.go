@@ -94,7 +94,7 @@ func (c *Catalog) Table(t testing.TB, svc, db, sch, name string, n int) string {
 	t.Helper()
 	ctx := context.Background()
 	ensure := func(kind, fqn string, body meridian.Entity) {
-		if _, err := c.Entities.Get(ctx, c.Admin, kind, store.ByName(fqn), store.GetOptions{}); err == nil {
+		if _, err := c.Entities.Get(ctx, c.Admin, kind, store.ByFQN(fqn), store.GetOptions{}); err == nil {
 			return
 		}
 		c.Create(t, kind, body)
