@@ -151,18 +151,18 @@ func DefaultKinds() []*Kind {
 		{Name: "bot", Collection: "bots", Fields: []string{}, SoftDelete: true, Refs: map[string][]string{"botUser": {"user"}},
 			Immutable: []string{"botUser"}, Account: true, NoLineage: true},
 
-		// AI assets.
-		{Name: "mcpServer", Collection: "mcpServers", Fields: assetFields, SoftDelete: true,
+		// AI assets: searched by default with the data assets.
+		{Name: "mcpServer", Collection: "mcpServers", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "service", Kind: "mcpService"}}, ParentRequired: true,
 			Inherit: []string{"serviceType"}, Filters: []Filter{{Param: "service", Prefix: true}}},
-		{Name: "llmModel", Collection: "llmModels", Fields: assetFields, SoftDelete: true,
+		{Name: "llmModel", Collection: "llmModels", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "service", Kind: "llmService"}}, ParentRequired: true,
 			Inherit: []string{"serviceType"}, Filters: []Filter{{Param: "service", Prefix: true}}},
-		{Name: "aiApplication", Collection: "aiApplications", Fields: assetFields, SoftDelete: true},
-		{Name: "promptTemplate", Collection: "promptTemplates", Fields: assetFields, SoftDelete: true,
+		{Name: "aiApplication", Collection: "aiApplications", Fields: assetFields, SoftDelete: true, DataAsset: true},
+		{Name: "promptTemplate", Collection: "promptTemplates", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Validate: validatePromptTemplate},
 		{Name: "contextPlugin", Collection: "ai/contextPlugins", Fields: fields(assetFields, "reviewers"), SoftDelete: true,
-			Actions: []Action{ActionTestConnection}},
+			DataAsset: true, Actions: []Action{ActionTestConnection}},
 
 		// Knowledge for assistants: knowledge center articles, context memories and
 		// personas. None is a data asset or an end of lineage.

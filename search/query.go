@@ -82,8 +82,12 @@ type Filter struct {
 //
 // Terms are lower-case words as Words makes them: an entity matches when every term,
 // or a word starting with it, occurs in its name, display name, description, column
-// names or parent FQN. No terms matches every entity (each scoring 1). Hits are ordered
-// by score, then by FQN, then by id.
+// names or parent FQN, words compared by their stems (Stem). Keyword search forgives
+// the way people ask (store.KeywordSearch): stop words are dropped, a misspelt word is
+// corrected to the closest indexed words, and when too few entities match every word
+// those matching some are answered too (Result.Relaxed). Strict turns all three off.
+// No terms matches every entity (each scoring 1). Hits are ordered by score, then by
+// FQN, then by id.
 //
 // Kinds restricts the kinds searched; none searches every kind. Every filter must hold.
 // Deleted nil searches active entities only, unless a filter on FieldDeleted says
@@ -102,6 +106,7 @@ type Query struct {
 	K            int
 	Threshold    float64
 	Terms        []string
+	Strict       bool
 	Kinds        []string
 	Filters      []Filter
 	Deleted      *bool

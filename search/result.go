@@ -3,10 +3,17 @@ package search
 // Result is the answer to a Query: one page of hits, best first (never nil), the exact
 // count of every match, and, when the query asked for aggregations, one list of
 // buckets per field asked (empty when nothing matched).
+//
+// A keyword search also says what it searched: Searched lists the query's words as
+// searched (stop words dropped, misspelt words as corrected), and Relaxed is true when
+// too few entities matched every word, so entities matching only some of them were
+// answered too (those matching more words first).
 type Result struct {
 	Hits         []Hit
 	Total        int
 	Aggregations map[Field][]Bucket
+	Searched     []string
+	Relaxed      bool
 }
 
 // Hit is one matching entity. Score is higher for better matches; its scale depends on

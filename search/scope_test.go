@@ -27,10 +27,10 @@ func TestIndexName(t *testing.T) {
 func TestKindsResolvesScopes(t *testing.T) {
 	reg := meridian.DefaultRegistry()
 	// OpenMetadata's dataAsset alias (indexMapping.json's parentAliases) over the kinds
-	// Meridian serves.
-	dataAssets := []string{"apiCollection", "apiEndpoint", "chart", "container", "dashboard", "dashboardDataModel",
-		"dataProduct", "database", "databaseSchema", "glossaryTerm", "metric", "mlmodel",
-		"pipeline", "searchIndex", "storedProcedure", "table", "tag", "topic"}
+	// Meridian serves, and the AI assets.
+	dataAssets := []string{"aiApplication", "apiCollection", "apiEndpoint", "chart", "container", "contextPlugin", "dashboard", "dashboardDataModel",
+		"dataProduct", "database", "databaseSchema", "glossaryTerm", "llmModel", "mcpServer", "metric", "mlmodel",
+		"pipeline", "promptTemplate", "searchIndex", "storedProcedure", "table", "tag", "topic"}
 	kinds := func(scope string) []string {
 		ks, err := Kinds(reg, scope)
 		if err != nil {

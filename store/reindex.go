@@ -8,8 +8,9 @@ import (
 
 // SearchIndexVersion names the format of the search documents (search.Words and
 // SearchDocOf). Raise it when either changes: the next start rebuilds the index. 2:
-// secrets are masked by the kind schemas' rules (URL passwords, pwd, bearer, …).
-const SearchIndexVersion = "2"
+// secrets are masked by the kind schemas' rules (URL passwords, pwd, bearer, …). 3: the
+// index holds stems (search.Stem) and the vocabulary typo correction reads.
+const SearchIndexVersion = "3"
 
 const searchIndexSetting = "search.index.version"
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -45,4 +47,137 @@ func (s *Entities) Search(ctx context.Context, p *meridian.Principal, q search.Q
 		return err
 	})
 	return res, err
+}
+
+// KeywordIndex is a driver's full-text index as KeywordSearch drives it. Both drivers
+// implement it with the same semantics, so a query answers alike on both.
+type KeywordIndex interface {
+	// HasWord reports whether some indexed document holds a word starting with stem.
+	HasWord(ctx context.Context, stem string) (bool, error)
+	// Vocabulary lists the indexed words (as written, not stemmed) that start with the
+	// first letter of w and whose length differs from w's by at most
+	// search.MaxEdits(w), with the number of documents holding each: at most
+	// MaxVocabularyScan of them, in word order.
+	Vocabulary(ctx context.Context, w string) ([]search.WordCount, error)
+	// Match answers q (already validated) for planned words: groups of alternative
+	// stems, a group matching when a document holds a word starting with one of them.
+	// With all, every group must match; otherwise any group must, and documents
+	// matching more groups rank first (see the drivers' ranking). No groups match
+	// every document.
+	Match(ctx context.Context, q search.Query, groups [][]string, all bool) (search.Result, error)
+}
+
+// MaxVocabularyScan bounds the vocabulary words read to correct one misspelt word.
+const MaxVocabularyScan = 20000
+
+// KeywordSearch answers a keyword query on idx so that a natural question does not
+// come back empty:
+//
+//   - stop words are dropped (search.Keywords), and the words are stemmed, as the
+//     index is (search.Stem);
+//   - a word of search.MinTypoLength letters or more that starts no indexed word is
+//     replaced by the closest indexed words (search.Corrections);
+//   - when fewer documents match every word than the page needs (From+Size, at least
+//     one), documents matching any word are answered, those matching more words
+//     first, and the result is marked Relaxed. Documents matching every word rank
+//     first either way, in the same order, so pages agree.
+//
+// A Strict query skips all three: every term as given must match. Result.Searched
+// lists the words searched (corrected words as corrected).
+func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (search.Result, error) {
+	if err := q.Validate(); err != nil {
+		return search.Result{}, err
+	}
+	var terms []string
+	for _, t := range q.Terms {
+		if t != "" {
+			terms = append(terms, t)
+		}
+	}
+	if !q.Strict {
+		terms = search.Keywords(terms)
+	}
+	groups := make([][]string, len(terms))
+	searched := make([]string, len(terms))
+	for i, w := range terms {
+		stem := search.Stem(w)
+		groups[i], searched[i] = []string{stem}, w
+		if q.Strict || search.MaxEdits(w) == 0 {
+			continue
+		}
+		found, err := idx.HasWord(ctx, stem)
+		if err != nil || found {
+			if err != nil {
+				return search.Result{}, err
+			}
+			continue
+		}
+		vocab, err := idx.Vocabulary(ctx, w)
+		if err != nil {
+			return search.Result{}, err
+		}
+		if fixed := search.Corrections(w, vocab); len(fixed) > 0 {
+			groups[i], searched[i] = nil, fixed[0]
+			for _, f := range fixed {
+				if s := search.Stem(f); !slices.Contains(groups[i], s) {
+					groups[i] = append(groups[i], s)
+				}
+			}
+		}
+	}
+	res, err := idx.Match(ctx, q, groups, true)
+	if err != nil {
+		return search.Result{}, err
+	}
+	if !q.Strict && len(groups) > 1 && res.Total < max(q.From+q.Size, 1) {
+		if res, err = idx.Match(ctx, q, groups, false); err != nil {
+			return search.Result{}, err
+		}
+		res.Relaxed = true
+	}
+	res.Searched = searched
+	return res, nil
+}
+
+// maxVocabularyWords bounds the vocabulary words one document adds.
+const maxVocabularyWords = 2000
+
+// Vocabulary returns the words of d that typo correction may suggest, distinct and
+// sorted: words of search.MinTypoLength letters or more, without digits, that are not
+// stop words, from the name, display name, description and column words; at most
+// maxVocabularyWords of them.
+func Vocabulary(d search.Doc) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, text := range []string{d.Name, d.DisplayName, d.Description, d.Columns} {
+		for _, w := range strings.Fields(text) {
+			if seen[w] || search.MaxEdits(w) == 0 || search.IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
+				continue
+			}
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), maxVocabularyWords)]
+}
+
+// VocabularyChange returns the words in now but not in before, and those in before but
+// not in now; both lists are sorted as Vocabulary sorts them.
+func VocabularyChange(before, now []string) (added, removed []string) {
+	i, j := 0, 0
+	for i < len(before) || j < len(now) {
+		switch {
+		case j == len(now) || (i < len(before) && before[i] < now[j]):
+			removed = append(removed, before[i])
+			i++
+		case i == len(before) || now[j] < before[i]:
+			added = append(added, now[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return added, removed
 }

@@ -52,8 +52,10 @@ func searchMetadata(env *Env) *Tool {
 		Name:  "search_metadata",
 		Title: "Search metadata",
 		Description: "Keyword search over the catalog: tables, dashboards, pipelines, topics, glossary terms, tags, " +
-			"metrics and every other data asset. Every keyword must match (a prefix matches too) in the name, display " +
-			"name, description, column names or parent names. Returns trimmed hits with their fullyQualifiedName; use " +
+			"metrics, AI assets and every other data asset. Keywords match in the name, display name, description, column " +
+			"names or parent names by their stems (\"orders\" finds \"order\"; a prefix matches too); common words are " +
+			"ignored and misspelt words corrected. Entities matching every keyword come first; when too few do, those " +
+			"matching some follow (matchedAll false). Returns trimmed hits with their fullyQualifiedName; use " +
 			"get_entity_details for the full entity. Page with nextCursor. Field filters can be written in the query as " +
 			"field:value for entityType, service.name, tags.tagFQN, owners.name, domains.fullyQualifiedName and deleted.",
 		Input: Object(Props{
@@ -77,6 +79,9 @@ func searchMetadata(env *Env) *Tool {
 			"totalFound":    Integer("Total number of matches."),
 			"returnedCount": Integer("Hits in this result."),
 			"query":         String("The query as run."),
+			"searched":      Strings("The keywords searched: common words dropped, misspelt words as corrected."),
+			"matchedAll":    Boolean("False when too few entities matched every keyword, so entities matching only some of them are included, those matching more first."),
+			"hint":          String("When nothing matched: what was searched and what to try next."),
 			"aggregations": OpenObject("Counts of every match (with includeAggregations), largest first.", Props{
 				"entityType": Array("Matches by entity type.", bucket),
 				"service":    Array("Matches by service name.", bucket),
@@ -130,7 +135,14 @@ func searchMetadata(env *Env) *Tool {
 			for _, h := range res.Hits {
 				rows = append(rows, hitOf(h, extra))
 			}
-			out := map[string]any{"query": a.String("query"), "totalFound": res.Total}
+			searched := res.Searched
+			if searched == nil {
+				searched = []string{}
+			}
+			out := map[string]any{"query": a.String("query"), "totalFound": res.Total, "searched": searched, "matchedAll": !res.Relaxed}
+			if res.Total == 0 {
+				out["hint"] = noHitsHint(a.String("entityType"), searched, len(q.Filters) > 0)
+			}
 			if q.Aggregations != nil {
 				out["aggregations"] = aggregationsOf(res)
 			}
@@ -182,9 +194,26 @@ func searchHint(err error) error {
 			search.MaxTerms, search.MaxQueryLength, search.MaxFilterValues))
 	}
 	if meridian.ErrorCode(err) == meridian.EInvalid {
-		return withHint(err, "Use plain keywords (every word must match); filters go in queryFilter or as field:value")
+		return withHint(err, "Use plain keywords; filters go in queryFilter or as field:value")
 	}
 	return err
+}
+
+// noHitsHint says what a search that found nothing searched and what to try next.
+func noHitsHint(entityType string, searched []string, filtered bool) string {
+	scope := "data asset"
+	if entityType != "" {
+		scope = entityType
+	}
+	what := "everything"
+	if len(searched) > 0 {
+		what = "the keywords " + strings.Join(searched, ", ")
+	}
+	next := "Try other or fewer keywords, entityType \"all\", or semantic_search or find_context to ask in natural language"
+	if filtered {
+		next = "Try without the filters, with other or fewer keywords, or semantic_search to ask in natural language"
+	}
+	return fmt.Sprintf("No %s matched %s. %s.", scope, what, next)
 }
 
 // hitOf trims one search hit to the fields a model needs, plus the requested extras.

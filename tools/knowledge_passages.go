@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // Passages: knowledge text cut into paragraph and sentence chunks, and scored against
@@ -174,7 +176,7 @@ func rankPassages(scores []float64, size int) ([]int, int) {
 // KeywordScorer scores passages by the query words they contain, weighted as BM25
 // weighs them over the passages of one text: rare words count more, and a word
 // repeated in a short passage more than in a long one. Words are lower-cased, stop
-// words dropped and plural and verb endings removed, so "orders" matches "order".
+// words dropped and words stemmed (search.Stem), so "orders" matches "order".
 type KeywordScorer struct{}
 
 // ScorePassages implements PassageScorer.
@@ -222,42 +224,16 @@ func (KeywordScorer) ScorePassages(_ context.Context, query string, passages []s
 	return scores, nil
 }
 
-// stopWords are words too common to say what a passage is about.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be by can do does for from has have how i if in is it
-		its me my of on or our should so than that the their them then there these they this to us was we what
-		when where which who why will with you your`) {
-		stopWords[w] = true
-	}
-}
-
 // words returns the lower-cased, stemmed words of text without stop words.
 func words(text string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if stopWords[w] {
+		if search.IsStopWord(w) {
 			continue
 		}
-		out = append(out, stem(w))
+		out = append(out, search.Stem(w))
 	}
 	return out
-}
-
-// stem removes a plural or verb ending from a word longer than four letters.
-func stem(w string) string {
-	if len(w) <= 4 {
-		return w
-	}
-	for _, s := range []struct{ suffix, repl string }{
-		{"ies", "y"}, {"ing", ""}, {"ed", ""}, {"s", ""},
-	} {
-		if strings.HasSuffix(w, s.suffix) && !strings.HasSuffix(w, "ss") {
-			return strings.TrimSuffix(w, s.suffix) + s.repl
-		}
-	}
-	return w
 }

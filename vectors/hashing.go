@@ -15,7 +15,7 @@ const HashingModel = "hashing-v1"
 const HashingDimension = 512
 
 // Hashing is a weightless feature-hashing embedder: every word of the text (split as
-// search.Words splits it, common English stop words left out) and every character 3-
+// search.Words splits it, search's stop words left out) and every character 3-
 // and 4-gram of each word is hashed to a signed position of a 512-d vector, weighted
 // by its count (sublinear: 1 + ln tf), and the vector is L2-normalised. It needs no
 // model file, is deterministic across machines and runs, and catches plurals, typos and
@@ -56,7 +56,7 @@ func (Hashing) embed(text string) []float32 {
 	}
 	counts := map[feature]int{}
 	for _, w := range search.Words(text) {
-		if stopWords[w] {
+		if search.IsStopWord(w) {
 			continue
 		}
 		counts[feature{false, w}]++
@@ -103,18 +103,3 @@ func normalise(v []float64) []float32 {
 	}
 	return out
 }
-
-// stopWords are words too common in questions and descriptions to tell assets apart.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range []string{"a", "an", "the", "and", "or", "of", "in", "on", "for", "to", "from", "by", "with",
-		"at", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "which",
-		"what", "where", "who", "whom", "how", "when", "why", "do", "does", "did", "has", "have", "had", "there",
-		"i", "we", "you", "they", "our", "my", "your", "their", "me", "us", "can", "could", "should", "would",
-		"find", "show", "list", "get", "give", "tell", "about", "any", "all", "each", "every", "some", "per",
-		"table", "tables", "data", "dataset", "information", "info", "contains", "containing", "hold", "holds",
-		"keep", "keeps", "store", "stores", "stored", "need", "want", "looking"} {
-		m[w] = true
-	}
-	return m
-}()

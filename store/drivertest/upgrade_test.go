@@ -236,7 +236,7 @@ func checkUpgraded(t *testing.T, db store.Driver) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 6 { // auth 1 and 2, quality 1, store 1, 2 and 3
+	if len(applied) != 7 { // auth 1 and 2, quality 1, store 1 to 4
 		t.Errorf("module_migrations = %v", applied)
 	}
 	return applied

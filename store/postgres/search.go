@@ -2,70 +2,98 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
-// Keyword search on search_docs (migrations/0001_init.sql): a tsvector over the name
-// (weight A), display name (B), description (C) and column words (D) with a GIN index,
-// and a pg_trgm index on the name words for typo-tolerant matches.
+// Keyword search on search_docs (migrations/0001_init.sql): a tsvector over the stems
+// of the name (weight A), display name (B), description (C) and column words (D) with
+// a GIN index; search_vocab (0004) holds the words typo correction suggests.
 //
-// Matching: every query word must occur, or start a word ('word':* in a tsquery), in
-// one of the text fields. A query without words matches every document. When a
-// one-word query matches nothing, the search falls back to trigram similarity on the
-// name words (similarity above 0.3, or word similarity above 0.6 so that one word of a
-// longer name can match), so "custmer" still finds "customer".
+// Matching and ranking mirror store/sqlite's, so both drivers answer alike (the flow,
+// stop words, typo correction and relaxation are store.KeywordSearch's): a word group
+// matches when one of its stems starts a word ('order':* | 'ordr':*), and
 //
-// Ranking mirrors store/sqlite's, so both drivers order hits alike:
+//	20*matched + 4*tier + nameBonus + ts_rank('{0.05, 0.2, 0.6, 1.0}', tsv, query)
 //
-//	4*tier + nameBonus + ts_rank('{0.05, 0.2, 0.6, 1.0}', tsv, query)
+// matched is the number of query words the document holds. tier is 4 when every word
+// matches in the name, 3 in the name or display name, 2 in those or the description,
+// 1 otherwise. nameBonus is 2 when the name's words equal the query's words, 1 when
+// they start with them. ts_rank is below 1, so it orders hits only within a tier and
+// bonus. A query without words scores 1. Ties are broken by FQN (byte order), then id.
 //
-// tier is 4 when every word matches in the name, 3 in the name or display name, 2 in
-// those or the description, 1 otherwise (some word only in column names). nameBonus is
-// 2 when the name's words equal the query's words, 1 when they start with them. ts_rank
-// is below 1, so it orders hits only within a tier and bonus. Fuzzy hits score their
-// trigram similarity (below 1), under every exact hit. A query without words scores 1.
-// Ties are broken by FQN (byte order), then id.
+// When a single word matches nothing at all, even corrected, a search that is not
+// Strict falls back to
+// trigram similarity on the name words (pg_trgm; similarity above 0.3, or word
+// similarity above 0.6), which SQLite has no equivalent for.
 const (
 	rankWeights = `'{0.05, 0.2, 0.6, 1.0}'::float4[]`
-	exactScore  = `(4 * CASE WHEN tsv @@ to_tsquery('simple', %[2]s::text) THEN 4
+	exactScore  = `(20 * (%[6]s) + 4 * CASE WHEN tsv @@ to_tsquery('simple', %[2]s::text) THEN 4
  WHEN tsv @@ to_tsquery('simple', %[3]s::text) THEN 3
  WHEN tsv @@ to_tsquery('simple', %[4]s::text) THEN 2 ELSE 1 END
  + CASE WHEN name_words = %[5]s::text THEN 2 WHEN starts_with(name_words, %[5]s::text) THEN 1 ELSE 0 END
  + ts_rank(` + rankWeights + `, tsv, to_tsquery('simple', %[1]s::text)))::float8`
-	fuzzyMatch = `(similarity(name_words, %[1]s::text) > 0.3 OR word_similarity(%[1]s::text, name_words) > 0.6)`
-	fuzzyScore = `greatest(similarity(name_words, %[1]s::text), word_similarity(%[1]s::text, name_words))::float8`
+	groupMatched = `(tsv @@ to_tsquery('simple', %s::text))::int`
+	fuzzyMatch   = `(similarity(name_words, %[1]s::text) > 0.3 OR word_similarity(%[1]s::text, name_words) > 0.6)`
+	fuzzyScore   = `greatest(similarity(name_words, %[1]s::text), word_similarity(%[1]s::text, name_words))::float8`
 )
 
-// Index adds or replaces the search document of an entity. The filter fields
-// (service, tags, owners, domains) are stored lower-cased, so term filters compare
-// case-insensitively; the source keeps the original spelling.
+// Index adds or replaces the search document of an entity, with the stems of its
+// words, and keeps the vocabulary counts in step with the document's words. The filter
+// fields (service, tags, owners, domains) are stored lower-cased, so term filters
+// compare case-insensitively; the source keeps the original spelling.
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO search_docs
+	var old []string
+	err := t.tx.QueryRow(ctx, "SELECT vocab FROM search_docs WHERE id = $1", d.ID).Scan(&old)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("postgres: index: %w", err)
+	}
+	vocab := store.Vocabulary(d)
+	added, removed := store.VocabularyChange(old, vocab)
+	_, err = t.tx.Exec(ctx, `INSERT INTO search_docs
 (id, kind, fqn, name_words, display_words, description_words, column_words, service, tags, owners, domains,
- deleted, source)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ deleted, source, vocab)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
     display_words = excluded.display_words, description_words = excluded.description_words,
     column_words = excluded.column_words, service = excluded.service, tags = excluded.tags,
-    owners = excluded.owners, domains = excluded.domains, deleted = excluded.deleted, source = excluded.source`,
-		d.ID, d.Kind, d.FQN, d.Name, d.DisplayName, d.Description, d.Columns, strings.ToLower(d.Service),
-		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source))
+    owners = excluded.owners, domains = excluded.domains, deleted = excluded.deleted, source = excluded.source,
+    vocab = excluded.vocab`,
+		d.ID, d.Kind, d.FQN, search.StemText(d.Name), search.StemText(d.DisplayName), search.StemText(d.Description),
+		search.StemText(d.Columns), strings.ToLower(d.Service),
+		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source), lower(vocab))
 	if err != nil {
 		return fmt.Errorf("postgres: index: %w", err)
+	}
+	if len(added) > 0 {
+		if _, err := t.tx.Exec(ctx, `INSERT INTO search_vocab (word, docs) SELECT unnest($1::text[]), 1
+ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1`, added); err != nil {
+			return fmt.Errorf("postgres: index: %w", err)
+		}
+	}
+	if len(removed) > 0 {
+		if _, err := t.tx.Exec(ctx, "UPDATE search_vocab SET docs = docs - 1 WHERE word = ANY($1::text[])", removed); err != nil {
+			return fmt.Errorf("postgres: index: %w", err)
+		}
 	}
 	return nil
 }
 
 // Unindex removes an entity's search document; removing a missing one is not an error.
+// The search_docs_vocab trigger takes its words out of the vocabulary.
 func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
@@ -99,15 +127,24 @@ func isWord(s string) bool {
 	return true
 }
 
-// tsquery returns the tsquery text requiring every word as a prefix, optionally only
-// in the given weights ("A", "AB", …): 'cust':*A & 'ord':*A. The words were checked by
-// isWord, so quoting them cannot change the expression's structure.
-func tsquery(words []string, weights string) string {
-	parts := make([]string, len(words))
-	for i, w := range words {
-		parts[i] = "'" + w + "':*" + weights
+// tsquery returns the tsquery text of word groups, each group matching when one of
+// its words starts a word, optionally only in the given weights ("A", "AB", …):
+// ('cust':*A | 'cus':*A) & 'ord':*A. With all every group is required, otherwise any.
+// The words were checked by isWord, so quoting them cannot change the expression's
+// structure.
+func tsquery(groups [][]string, all bool, weights string) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		alts := make([]string, len(g))
+		for j, w := range g {
+			alts[j] = "'" + w + "':*" + weights
+		}
+		parts[i] = "(" + strings.Join(alts, " | ") + ")"
 	}
-	return strings.Join(parts, " & ")
+	if all {
+		return strings.Join(parts, " & ")
+	}
+	return strings.Join(parts, " | ")
 }
 
 // searchFilters turns the kinds, term filters and the deleted switch into conditions
@@ -152,46 +189,89 @@ func searchFilters(q search.Query, args *params) ([]string, error) {
 	return where, nil
 }
 
-// Search runs a keyword search: one page of hits, best first, the count of every match
-// and the aggregations asked for.
+// Search runs a keyword search (store.KeywordSearch): one page of hits, best first,
+// the count of every match and the aggregations asked for. A term that is not a word
+// is EInvalid.
 func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
-	if err := q.Validate(); err != nil {
-		return search.Result{}, err
-	}
-	var terms []string
 	for _, term := range q.Terms {
-		if term == "" {
-			continue
-		}
-		if !isWord(term) {
+		if term != "" && !isWord(term) {
 			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Invalid search term %q", term)
 		}
-		terms = append(terms, term)
 	}
+	res, err := store.KeywordSearch(ctx, keywordIndex{t}, q)
+	if err != nil || q.Strict || res.Total > 0 || len(res.Searched) != 1 {
+		return res, err
+	}
+	// One word that matches nothing, even corrected: try a trigram match on the name.
+	var args params
+	where, _ := searchFilters(q, &args)
+	term := args.add(search.Stem(res.Searched[0]))
+	where = append(where, fmt.Sprintf(fuzzyMatch, term))
+	fuzzy, err := t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
+	fuzzy.Searched = res.Searched
+	return fuzzy, err
+}
 
+// keywordIndex is the tsvector index as store.KeywordSearch drives it.
+type keywordIndex struct{ t *tx }
+
+// HasWord implements store.KeywordIndex.
+func (k keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
+	var found bool
+	err := k.t.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM search_docs WHERE tsv @@ to_tsquery('simple', $1::text))",
+		tsquery([][]string{{stem}}, true, "")).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("postgres: search vocabulary: %w", err)
+	}
+	return found, nil
+}
+
+// Vocabulary implements store.KeywordIndex.
+func (k keywordIndex) Vocabulary(ctx context.Context, w string) ([]search.WordCount, error) {
+	first, _ := utf8.DecodeRuneInString(w)
+	n, edits := utf8.RuneCountInString(w), search.MaxEdits(w)
+	rows, err := k.t.tx.Query(ctx, `SELECT word, docs FROM search_vocab
+WHERE word >= $1 AND word < $2 AND length(word) BETWEEN $3 AND $4 AND docs > 0 ORDER BY word LIMIT $5`,
+		string(first), string(first+1), n-edits, n+edits, store.MaxVocabularyScan)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search vocabulary: %w", err)
+	}
+	out, err := rowscan.All(rows, rowscan.WordCount)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search vocabulary: %w", err)
+	}
+	return out, nil
+}
+
+// Match implements store.KeywordIndex.
+func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]string, all bool) (search.Result, error) {
 	var args params
 	where, err := searchFilters(q, &args)
 	if err != nil {
 		return search.Result{}, err
 	}
-	if len(terms) == 0 {
-		return t.search(ctx, where, "1.0::float8", args, len(args), q)
+	if len(groups) == 0 {
+		return k.t.search(ctx, where, "1.0::float8", args, len(args), q)
 	}
-	all := args.add(tsquery(terms, ""))
-	where = append(where, "tsv @@ to_tsquery('simple', "+all+"::text)")
+	query := args.add(tsquery(groups, all, ""))
+	where = append(where, "tsv @@ to_tsquery('simple', "+query+"::text)")
 	n := len(args) // the count query binds only the parameters of where
-	score := fmt.Sprintf(exactScore, all, args.add(tsquery(terms, "A")), args.add(tsquery(terms, "AB")),
-		args.add(tsquery(terms, "ABC")), args.add(strings.Join(terms, " ")))
-	res, err := t.search(ctx, where, score, args, n, q)
-	if err != nil || res.Total > 0 || len(terms) != 1 {
-		return res, err
+	matched := fmt.Sprint(len(groups))
+	if !all {
+		each := make([]string, len(groups))
+		for i, g := range groups {
+			each[i] = fmt.Sprintf(groupMatched, args.add(tsquery([][]string{g}, true, "")))
+		}
+		matched = strings.Join(each, " + ")
 	}
-	// One word that matches nothing: try a typo-tolerant match on the name.
-	args = nil
-	where, _ = searchFilters(q, &args)
-	term := args.add(terms[0])
-	where = append(where, fmt.Sprintf(fuzzyMatch, term))
-	return t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
+	phrase := make([]string, len(groups))
+	for i, g := range groups {
+		phrase[i] = g[0]
+	}
+	score := fmt.Sprintf(exactScore, query, args.add(tsquery(groups, true, "A")), args.add(tsquery(groups, true, "AB")),
+		args.add(tsquery(groups, true, "ABC")), args.add(strings.Join(phrase, " ")), matched)
+	return k.t.search(ctx, where, score, args, n, q)
 }
 
 // search counts the documents matching where, whose parameters are args[:n], and

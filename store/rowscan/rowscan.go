@@ -117,6 +117,13 @@ func SearchHit(s Scanner) (search.Hit, error) {
 	return h, err
 }
 
+// WordCount reads a vocabulary word and its document count, in that order.
+func WordCount(s Scanner) (search.WordCount, error) {
+	var w search.WordCount
+	err := s.Scan(&w.Word, &w.Docs)
+	return w, err
+}
+
 // Bucket reads an aggregation bucket's key and count, in that order.
 func Bucket(s Scanner) (search.Bucket, error) {
 	var b search.Bucket

@@ -2,58 +2,90 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // Ranking. A hit's score is
 //
-//	4*tier + nameBonus + b/(1+b),  b = -bm25(search_fts, 10, 8, 3, 1)
+//	20*matched + 4*tier + nameBonus + b/(1+b),  b = -bm25(search_fts, 10, 8, 3, 1)
 //
-// tier is 4 when every query word matches in the name, 3 when every word matches in
-// the name or display name, 2 when in the name, display name or description, and 1
-// otherwise (some word only in column names or the parent FQN). nameBonus is 2 when the
-// name's words equal the query's words, 1 when they start with them, else 0. b is FTS5's
-// BM25 over the columns name, display, description and columns with weights 10, 8, 3
-// and 1 (negated: FTS5's bm25 is lower-is-better), squashed below 1 so it only orders
-// hits within a tier and bonus. The tiers make "name and display name outrank
-// description, which outranks column names" hold whatever the field lengths, which
-// plain BM25 does not guarantee when a field is rarely filled. Ties are broken by FQN,
-// then id, so the order is stable. A query without words matches every document with
-// score 1 (like Elasticsearch's match_all), in FQN order.
+// matched is the number of query words the document holds (every word, unless the
+// search was relaxed: store.KeywordSearch). tier is 4 when every query word matches in
+// the name, 3 when every word matches in the name or display name, 2 when in the name,
+// display name or description, and 1 otherwise (some word only in column names or the
+// parent FQN, or missing). nameBonus is 2 when the name's words equal the query's
+// words, 1 when they start with them, else 0. b is FTS5's BM25 over the columns name,
+// display, description and columns with weights 10, 8, 3 and 1 (negated: FTS5's bm25
+// is lower-is-better), squashed below 1 so it only orders hits within a tier and
+// bonus. The tiers make "name and display name outrank description, which outranks
+// column names" hold whatever the field lengths, which plain BM25 does not guarantee
+// when a field is rarely filled; matched weighs more than all the rest, so a document
+// holding more of the words ranks first. Words are compared by their stems (the index
+// holds stems: search.StemText). Ties are broken by FQN, then id, so the order is
+// stable. A query without words matches every document with score 1 (like
+// Elasticsearch's match_all), in FQN order.
 const (
 	bm25Weights = "10.0, 8.0, 3.0, 1.0"
 	tierScore   = `CASE WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 4
  WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3
  WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2 ELSE 1 END`
-	nameBonus = `CASE WHEN d.name_words = ? THEN 2 WHEN substr(d.name_words, 1, length(?)) = ? THEN 1 ELSE 0 END`
+	nameBonus    = `CASE WHEN d.name_words = ? THEN 2 WHEN substr(d.name_words, 1, length(?)) = ? THEN 1 ELSE 0 END`
+	groupMatched = `(d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?))`
 )
 
 // Index adds or replaces the search document of an entity. The search_docs row keeps
-// its seq (the FTS rowid) across updates; the FTS row is rewritten.
+// its seq (the FTS rowid) across updates; the FTS row is rewritten with the words'
+// stems, and the vocabulary counts follow the document's words.
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	var before string
+	if err := t.queryRow(ctx, stmtVocabularyOf, d.ID).Scan(&before); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	var old []string
+	if before != "" {
+		if err := json.Unmarshal([]byte(before), &old); err != nil {
+			return fmt.Errorf("sqlite: index: vocabulary of %s: %w", d.ID, err)
+		}
+	}
+	vocab := store.Vocabulary(d)
+	added, removed := store.VocabularyChange(old, vocab)
 	tags, owners, domains := lowerJSON(d.Tags), lowerJSON(d.Owners), lowerJSON(d.Domains)
 	var seq int64
 	err := t.queryRow(ctx, stmtIndexDoc,
-		d.ID, d.Kind, d.FQN, d.Name, strings.ToLower(d.Service), boolInt(d.Deleted), tags, owners, domains,
-		string(d.Source)).Scan(&seq)
+		d.ID, d.Kind, d.FQN, search.StemText(d.Name), strings.ToLower(d.Service), boolInt(d.Deleted), tags, owners, domains,
+		string(d.Source), jsonList(vocab)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
 	if _, err := t.exec(ctx, stmtIndexDeleteFTS, seq); err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
-	if _, err := t.exec(ctx, stmtIndexInsertFTS,
-		seq, d.Name, d.DisplayName, d.Description, d.Columns); err != nil {
+	if _, err := t.exec(ctx, stmtIndexInsertFTS, seq, search.StemText(d.Name), search.StemText(d.DisplayName),
+		search.StemText(d.Description), search.StemText(d.Columns)); err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	if len(added) > 0 {
+		if _, err := t.exec(ctx, stmtVocabularyAdd, jsonList(added)); err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
+	}
+	if len(removed) > 0 {
+		if _, err := t.exec(ctx, stmtVocabularyRemove, jsonList(removed)); err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
 	}
 	return nil
 }
@@ -75,27 +107,49 @@ func lowerJSON(l []string) string {
 	for _, s := range l {
 		out = append(out, strings.ToLower(s))
 	}
-	b, _ := json.Marshal(out)
+	return jsonList(out)
+}
+
+// jsonList is l as a JSON array, [] when empty.
+func jsonList(l []string) string {
+	if l == nil {
+		l = []string{}
+	}
+	b, _ := json.Marshal(l)
 	return string(b)
 }
 
-// matchExpr builds an FTS5 MATCH expression: every term as a quoted prefix query,
-// implicitly ANDed, each restricted to the columns when columns is not "" (an FTS5
-// column filter such as "{name display}"). Double quotes inside a term are doubled, so
-// no term can change the expression's structure. Empty terms are skipped.
-func matchExpr(terms []string, columns string) string {
+// matchExpr builds an FTS5 MATCH expression over word groups: each group matches
+// when one of its words starts a word of the document ("order"* OR "ordr"*); with all
+// every group is required, otherwise any. columns, when not "", restricts the match to
+// those columns (an FTS5 column filter such as "{name display}"). Double quotes inside
+// a word are doubled, so no word can change the expression's structure. Empty words
+// and groups are skipped.
+func matchExpr(groups [][]string, all bool, columns string) string {
 	var parts []string
-	for _, term := range terms {
-		if term == "" {
-			continue
+	for _, g := range groups {
+		var alts []string
+		for _, w := range g {
+			if w != "" {
+				alts = append(alts, `"`+strings.ReplaceAll(w, `"`, `""`)+`"*`)
+			}
 		}
-		phrase := `"` + strings.ReplaceAll(term, `"`, `""`) + `"*`
-		if columns != "" {
-			phrase = columns + " : " + phrase
+		if len(alts) > 0 {
+			parts = append(parts, "("+strings.Join(alts, " OR ")+")")
 		}
-		parts = append(parts, phrase)
 	}
-	return strings.Join(parts, " ")
+	if len(parts) == 0 {
+		return ""
+	}
+	op := " AND "
+	if !all {
+		op = " OR "
+	}
+	expr := strings.Join(parts, op)
+	if columns != "" {
+		expr = columns + " : (" + expr + ")"
+	}
+	return expr
 }
 
 // in returns "(?, ?, …)" for n values.
@@ -154,17 +208,55 @@ func searchFilters(q search.Query) ([]string, []any, error) {
 	return where, args, nil
 }
 
-// Search runs a keyword search: one page of hits, best first, the count of every match
-// and the aggregations asked for.
+// Search runs a keyword search (store.KeywordSearch): one page of hits, best first,
+// the count of every match and the aggregations asked for.
 func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
-	if err := q.Validate(); err != nil {
-		return search.Result{}, err
+	return store.KeywordSearch(ctx, keywordIndex{t}, q)
+}
+
+// keywordIndex is the FTS5 index as store.KeywordSearch drives it.
+type keywordIndex struct{ t *tx }
+
+// HasWord implements store.KeywordIndex.
+func (k keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
+	var one int
+	err := k.t.tx.QueryRowContext(ctx, "SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT 1",
+		matchExpr([][]string{{stem}}, true, "")).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
 	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: search vocabulary: %w", err)
+	}
+	return true, nil
+}
+
+// Vocabulary implements store.KeywordIndex.
+func (k keywordIndex) Vocabulary(ctx context.Context, w string) ([]search.WordCount, error) {
+	first, _ := utf8.DecodeRuneInString(w)
+	n, edits := utf8.RuneCountInString(w), search.MaxEdits(w)
+	rows, err := k.t.tx.QueryContext(ctx, `SELECT word, docs FROM search_vocab
+WHERE word >= ? AND word < ? AND length(word) BETWEEN ? AND ? AND docs > 0 ORDER BY word LIMIT ?`,
+		string(first), string(first+1), n-edits, n+edits, store.MaxVocabularyScan)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search vocabulary: %w", err)
+	}
+	out, err := rowscan.All(rows, rowscan.WordCount)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search vocabulary: %w", err)
+	}
+	return out, nil
+}
+
+// Match implements store.KeywordIndex.
+func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]string, all bool) (search.Result, error) {
+	t := k.t
 	where, args, err := searchFilters(q)
 	if err != nil {
 		return search.Result{}, err
 	}
-	expr := matchExpr(q.Terms, "")
+	expr := matchExpr(groups, all, "")
 
 	var from, score string
 	var scoreArgs []any
@@ -175,11 +267,24 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 		from = " FROM search_fts JOIN search_docs d ON d.seq = search_fts.rowid"
 		where = append([]string{"search_fts MATCH ?"}, where...)
 		args = append([]any{expr}, args...)
-		phrase := strings.Join(q.Terms, " ")
-		score = "(4 * (" + tierScore + ") + (" + nameBonus + ")" +
+		var phrase []string
+		for _, g := range groups {
+			phrase = append(phrase, g[0])
+		}
+		matched := fmt.Sprint(len(groups))
+		if !all {
+			var each []string
+			for _, g := range groups {
+				each = append(each, groupMatched)
+				scoreArgs = append(scoreArgs, matchExpr([][]string{g}, true, ""))
+			}
+			matched = strings.Join(each, " + ")
+		}
+		score = "(20 * (" + matched + ") + 4 * (" + tierScore + ") + (" + nameBonus + ")" +
 			" + (-bm25(search_fts, " + bm25Weights + ")) / (1.0 - bm25(search_fts, " + bm25Weights + ")))"
-		scoreArgs = []any{matchExpr(q.Terms, "{name}"), matchExpr(q.Terms, "{name display}"),
-			matchExpr(q.Terms, "{name display description}"), phrase, phrase, phrase}
+		p := strings.Join(phrase, " ")
+		scoreArgs = append(scoreArgs, matchExpr(groups, true, "{name}"), matchExpr(groups, true, "{name display}"),
+			matchExpr(groups, true, "{name display description}"), p, p, p)
 	}
 	filter := " WHERE " + strings.Join(where, " AND ")
 

@@ -62,6 +62,9 @@ const (
 	stmtIndexDoc
 	stmtIndexDeleteFTS
 	stmtIndexInsertFTS
+	stmtVocabularyOf
+	stmtVocabularyAdd
+	stmtVocabularyRemove
 
 	numStmts
 )
@@ -133,14 +136,18 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	s[stmtPutSetting] = `INSERT INTO settings (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	s[stmtIndexDoc] = `INSERT INTO search_docs
-(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, vocab)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
     service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
-    domains = excluded.domains, source = excluded.source
+    domains = excluded.domains, source = excluded.source, vocab = excluded.vocab
 RETURNING seq`
 	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
 	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"
+	s[stmtVocabularyOf] = "SELECT vocab FROM search_docs WHERE id = ?"
+	s[stmtVocabularyAdd] = `INSERT INTO search_vocab (word, docs) SELECT value, 1 FROM json_each(?) WHERE true
+ON CONFLICT (word) DO UPDATE SET docs = docs + 1`
+	s[stmtVocabularyRemove] = `UPDATE search_vocab SET docs = docs - 1 WHERE word IN (SELECT value FROM json_each(?))`
 	return s
 }()
 

@@ -96,8 +96,9 @@ func testSearchRanking(t *testing.T, f *Fixture) {
 	}
 }
 
-// testSearchWords: snake_case and camelCase names are split into words, every word is
-// required, and a prefix matches.
+// testSearchWords: snake_case and camelCase names are split into words, a prefix
+// matches, and entities matching every word come first, those matching some after
+// them when too few match every word.
 func testSearchWords(t *testing.T, f *Fixture) {
 	f.Hierarchy()
 	f.Table("customer_orders", `[{"name":"id","dataType":"BIGINT"}]`)
@@ -109,15 +110,20 @@ func testSearchWords(t *testing.T, f *Fixture) {
 		want []string
 	}{
 		{"orders", []string{"customer_orders"}},
-		{"customer orders", []string{"customer_orders"}},
+		{"customer orders", []string{"customer_orders", "customerAccounts"}},
 		{"customer", []string{"customerAccounts", "customer_orders"}},
 		{"cust", []string{"customerAccounts", "customer_orders"}},
-		{"Customer ACC", []string{"customerAccounts"}},
-		{"customerOrders", []string{"customer_orders"}},
-		{"customer invoices", nil},
+		{"Customer ACC", []string{"customerAccounts", "customer_orders"}},
+		{"customerOrders", []string{"customer_orders", "customerAccounts"}},
+		{"customers' ordrs", []string{"customer_orders", "customerAccounts"}},
 		{"", []string{"customerAccounts", "customer_orders", "invoices"}}, // no words: all, in FQN order
 	} {
 		wantNames(t, fmt.Sprintf("%q", c.text), f.Search(words(c.text, "table")), c.want...)
+	}
+	// No table matches both words: those matching one are answered, marked relaxed (their
+	// order is the driver's relevance: BM25 or ts_rank).
+	if got := f.Search(words("customer invoices", "table")); got.Total != 3 || !got.Relaxed {
+		t.Fatalf("customer invoices: total %d relaxed %v, want 3 relaxed", got.Total, got.Relaxed)
 	}
 	// Parent names are searchable at the lowest weight: the schema's children match.
 	if got := f.Search(words("sch", "table")); got.Total != 3 {
@@ -416,12 +422,14 @@ func testSearchPaging(t *testing.T, f *Fixture) {
 // the total and, when the query asks for them, the aggregations as aggString renders
 // them.
 type SearchCase struct {
-	Name  string
-	Q     search.Query
-	Want  string
-	Total int
-	Code  string // error code, "" for none
-	Aggs  string
+	Name     string
+	Q        search.Query
+	Want     string
+	Total    int
+	Code     string // error code, "" for none
+	Aggs     string
+	Relaxed  bool   // Result.Relaxed
+	Searched string // Result.Searched joined by spaces, checked when not ""
 }
 
 // IndexSearchDocs indexes the documents the search cases run against: tables
@@ -503,6 +511,12 @@ func RunSearchCases(t *testing.T, db store.Driver, cases []SearchCase) {
 				if res.Hits == nil {
 					t.Error("hits is nil, want empty slice")
 				}
+				if res.Relaxed != tt.Relaxed {
+					t.Errorf("relaxed = %v, want %v", res.Relaxed, tt.Relaxed)
+				}
+				if got := strings.Join(res.Searched, " "); tt.Searched != "" && got != tt.Searched {
+					t.Errorf("searched %q, want %q", got, tt.Searched)
+				}
 				if len(tt.Q.Aggregations) == 0 && res.Aggregations != nil {
 					t.Errorf("aggregations %v, none asked for", res.Aggregations)
 				}
@@ -532,9 +546,26 @@ func testDriverSearch(t *testing.T, d *driverFixture) {
 	page := func(q search.Query, from, size int) search.Query { q.From, q.Size = from, size; return q }
 	kinds := func(q search.Query, k ...string) search.Query { q.Kinds = k; return q }
 	deleted := func(q search.Query, d *bool) search.Query { q.Deleted = d; return q }
+	strict := func(q search.Query) search.Query { q.Strict = true; return q }
 	RunSearchCases(t, db, []SearchCase{
 		{Name: "name outranks display name, description and columns", Q: terms("customer"), Want: "cu,co,oa,rv,ev", Total: 5},
-		{Name: "every word is required, as a prefix", Q: terms("cust", "ord"), Want: "co,oa", Total: 2},
+		{Name: "every word is required, as a prefix, when enough match", Q: page(terms("cust", "ord"), 0, 2), Want: "co,oa", Total: 2},
+		{Name: "too few matching every word answers those matching any, more words first", Q: terms("cust", "ord"),
+			Want: "co,oa,cu,rv,ev", Total: 5, Relaxed: true},
+		{Name: "a later page of a relaxed search continues the same ranking", Q: page(terms("cust", "ord"), 2, 2),
+			Want: "cu,rv", Total: 5, Relaxed: true},
+		{Name: "strict requires every word", Q: strict(terms("cust", "ord")), Want: "co,oa", Total: 2},
+		{Name: "stop words are dropped", Q: terms("which", "table", "has", "the", "customer"), Want: "cu,co,oa,rv,ev", Total: 5, Searched: "customer"},
+		{Name: "strict keeps stop words", Q: strict(terms("which", "customer")), Want: "", Total: 0},
+		{Name: "only stop words are searched as they are", Q: terms("the", "the"), Want: "", Total: 0, Searched: "the"},
+		{Name: "a plural finds the singular and back", Q: terms("customers"), Want: "cu,co,oa,rv,ev", Total: 5},
+		{Name: "an inflected word finds its stem", Q: page(terms("ordered"), 0, 2), Want: "oa,co", Total: 2},
+		{Name: "a typo is corrected to the indexed words", Q: terms("custmer"), Want: "cu,co,oa,rv,ev", Total: 5, Searched: "customer"},
+		{Name: "a typo in a plural is corrected", Q: page(terms("ordrs"), 0, 2), Want: "oa,co", Total: 2, Searched: "orders"},
+		{Name: "typos in several words", Q: page(terms("custmers", "ordrs"), 0, 2), Want: "co,oa", Total: 2, Searched: "customer orders"},
+		{Name: "strict corrects no typo", Q: strict(terms("custmer")), Want: "", Total: 0},
+		{Name: "a short word is not corrected", Q: terms("cux"), Want: "", Total: 0},
+		{Name: "nonsense matches nothing", Q: terms("zqxwvy"), Want: "", Total: 0, Searched: "zqxwvy"},
 		{Name: "no words match everything, by fqn", Q: terms(), Want: "ev,rv,cu,co,oa", Total: 5},
 		{Name: "kinds", Q: kinds(terms("customer"), "dashboard", "topic"), Want: "rv,ev", Total: 2},
 		{Name: "tag filter is case-insensitive", Q: filtered(terms(), search.FieldTags, "pii.sensitive"), Want: "co", Total: 1},
