@@ -85,6 +85,9 @@ type Kind struct {
 	// owns their data (a test case's testCaseStatus and testCaseResult). A body's values
 	// for them are dropped on write.
 	Computed []string
+	// Text are the kind's own text fields that search reads with the description (a
+	// knowledge article's content, a context memory's question and answer).
+	Text []string
 	// DedicatedFlows is true when generic patching by an assistant is refused because the
 	// kind has its own flows (users, test cases, test suites).
 	DedicatedFlows bool
@@ -101,6 +104,25 @@ const (
 	// ActionTestConnection tests a context plugin's connection: POST …/{id}/testConnection.
 	ActionTestConnection Action = "testConnection"
 )
+
+// SearchText is the text of e that search reads as its description: the description
+// and the kind's Text fields, in order, separated by blank lines.
+func (k *Kind) SearchText(e Entity) string {
+	parts := []string{e.String("description")}
+	for _, f := range k.Text {
+		parts = append(parts, e.String(f))
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}
 
 // IndexName is OpenMetadata's search index name of the kind: table_search_index,
 // database_schema_search_index, … or SearchIndex when set.

@@ -167,13 +167,14 @@ func DefaultKinds() []*Kind {
 		// Knowledge for assistants: knowledge center articles, context memories and
 		// personas. None is a data asset or an end of lineage.
 		{Name: "page", Collection: "knowledgeCenter/pages", Fields: fields(governanceFields), SoftDelete: true,
-			NoLineage: true, Parents: []ParentRule{{Field: "parent", Kind: "page"}},
+			NoLineage: true, Parents: []ParentRule{{Field: "parent", Kind: "page"}}, Text: []string{"content"},
 			Filters: []Filter{{Param: "parent", Prefix: true}, {Param: "pageType", Field: "pageType"}}},
 		{Name: "contextMemory", Collection: "contextMemories", Fields: []string{"owners", "followers", "tags", "extension", "domains", "votes"},
 			SoftDelete: true,
-			NoLineage:  true, Validate: validateContextMemory,
+			NoLineage:  true, Validate: validateContextMemory, Text: []string{"question", "answer"},
 			Filters: []Filter{{Param: "memoryType", Field: "memoryType"}, {Param: "memoryScope", Field: "memoryScope"}}},
 		{Name: "persona", Collection: "personas", Fields: []string{"owners", "followers", "domains", "users"}, SoftDelete: true, NoLineage: true,
+			Text:    []string{"context"},
 			Inverse: map[string]InverseRelation{"users": {Type: "personas", Kinds: []string{KindUser}}}},
 	}
 }

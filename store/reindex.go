@@ -9,8 +9,10 @@ import (
 // SearchIndexVersion names the format of the search documents (search.Words and
 // SearchDocOf). Raise it when either changes: the next start rebuilds the index. 2:
 // secrets are masked by the kind schemas' rules (URL passwords, pwd, bearer, …). 3: the
-// index holds stems (search.Stem) and the vocabulary typo correction reads.
-const SearchIndexVersion = "3"
+// index holds stems (search.Stem) and the vocabulary typo correction reads. 4: a
+// kind's Text fields (an article's content, a memory's question and answer) are searched
+// with the description.
+const SearchIndexVersion = "4"
 
 const searchIndexSetting = "search.index.version"
 

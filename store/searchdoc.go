@@ -31,7 +31,7 @@ func words(text string) string {
 // never reach the index.
 func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
-		DisplayName: words(e.String("displayName")), Description: words(e.String("description")),
+		DisplayName: words(e.String("displayName")), Description: words(k.SearchText(e)),
 		Deleted: e.Deleted()}
 	var low []string
 	if parent, err := meridian.ParentFQN(e.FQN()); err == nil && parent != "" {

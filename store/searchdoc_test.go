@@ -55,3 +55,26 @@ func TestSearchDocOfIndexesABoundedPrefixOfLongText(t *testing.T) {
 		t.Fatalf("the prefix was not indexed: %.40q", d.Description)
 	}
 }
+
+// TestSearchDocOfReadsTheKindsTextFields: a knowledge article's content and a context
+// memory's question and answer are searched with the description.
+func TestSearchDocOfReadsTheKindsTextFields(t *testing.T) {
+	reg := meridian.DefaultRegistry()
+	for _, tc := range []struct {
+		kind string
+		e    meridian.Entity
+		want []string
+	}{
+		{"page", meridian.Entity{"content": "Refunds are booked on the order date"}, []string{"refund", "book"}},
+		{"contextMemory", meridian.Entity{"question": "What is GMV?", "answer": "Gross merchandise value"}, []string{"gmv", "merchandis"}},
+	} {
+		k, _ := reg.Kind(tc.kind)
+		tc.e["id"], tc.e["name"], tc.e["fullyQualifiedName"] = "x", "x", "x"
+		d := SearchDocOf(k, tc.e)
+		for _, w := range tc.want {
+			if !strings.Contains(d.Description, w) {
+				t.Errorf("%s: %q not in the indexed text %q", tc.kind, w, d.Description)
+			}
+		}
+	}
+}

@@ -41,7 +41,7 @@ func DocumentOf(k *meridian.Kind, e meridian.Entity) Document {
 		add("", dn)
 	}
 	add("", kindWords(k.Name))
-	desc := strings.TrimSpace(e.String("description"))
+	desc := strings.TrimSpace(k.SearchText(e))
 	head, rest := cut(desc, chunkChars/2)
 	add("", head)
 	var colNames, colChunks []string
