@@ -56,6 +56,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 			summary: "Get this OpenAPI document", description: "Public: no token is needed.", public: true,
 			responses: obj{"200": resp("The OpenAPI 3.1 document.", obj{"type": "object"})}},
 	}
+	rs = append(rs, s.systemRoutes()...)
 	rs = append(rs, s.userRoutes(reg)...)
 	rs = append(rs, s.secretsRoutes()...)
 	rs = append(rs, s.eventRoutes()...)
