@@ -28,6 +28,13 @@ type Kind struct {
 	// requested. Relationship fields (see RelationFields) are kept in the relationship
 	// store; the others are stored in the document.
 	Fields []string
+	// AlwaysFields are Fields answered even when ?fields= does not ask for them; they are
+	// accepted there too. A table's columns, as OpenMetadata always returns them.
+	AlwaysFields []string
+	// Unanswered are document fields left out of every answer because the kind's
+	// OpenMetadata schema does not allow them (its clients reject unknown properties):
+	// a domain's "deleted", for one, as domains have no soft delete there.
+	Unanswered []string
 	// SoftDelete is true when DELETE without hardDelete keeps the entity as deleted.
 	SoftDelete bool
 	// HardDeleteNoContent makes a hard delete answer 204 with no body.
@@ -211,6 +218,24 @@ var SystemFields = []string{"id", "fullyQualifiedName", "version", "updatedAt", 
 func (k *Kind) HasField(name string) bool {
 	for _, f := range k.Fields {
 		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Answers reports whether an answer carries the field when fields, the parsed
+// ?fields= (nil for every field), is what the caller asked for.
+func (k *Kind) Answers(field string, fields map[string]bool) bool {
+	if contains(k.Unanswered, field) {
+		return false
+	}
+	return fields == nil || fields[field] || !k.HasField(field) || contains(k.AlwaysFields, field)
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
 			return true
 		}
 	}

@@ -81,7 +81,7 @@ func DefaultKinds() []*Kind {
 			Inherit: []string{"database", "service", "serviceType"},
 			Filters: []Filter{{Param: "databaseSchema", Prefix: true}, {Param: "database", Prefix: true},
 				{Param: "service", Prefix: true}},
-			Validate: validateColumns, DataAsset: true},
+			Validate: validateColumns, DataAsset: true, AlwaysFields: []string{"columns"}},
 		{Name: "storedProcedure", Collection: "storedProcedures", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "databaseSchema", Kind: "databaseSchema"}}, ParentRequired: true,
 			Inherit: []string{"database", "service", "serviceType"},
