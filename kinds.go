@@ -106,9 +106,11 @@ func DefaultKinds() []*Kind {
 		{Name: "metric", Collection: "metrics", Fields: fields(assetFields, "reviewers", "relatedMetrics"), SoftDelete: true,
 			Validate: validateMetric, DataAsset: true},
 		{Name: "dataContract", Collection: "dataContracts", Fields: fields(governanceFields), SoftDelete: true,
-			Refs: map[string][]string{"entity": nil}, Immutable: []string{"entity"}},
+			Refs: map[string][]string{"entity": nil}, Immutable: []string{"entity"},
+			Unanswered: []string{"followers", "tags", "domains"}},
 		{Name: "testDefinition", Collection: "dataQuality/testDefinitions", Fields: []string{"owners", "followers"},
 			SoftDelete: true, NoLineage: true, Validate: validateTestDefinition, Deletable: deletableTestDefinition,
+			Unanswered: []string{"followers"},
 			Filters: []Filter{{Param: "entityType", Field: "entityType"}, {Param: "testPlatform", Field: "testPlatforms"},
 				{Param: "supportedDataType", Field: "supportedDataTypes"}}},
 		{Name: "testSuite", Collection: "dataQuality/testSuites", Fields: []string{"owners", "followers", "tags", "domains", "tests", "summary"},
@@ -123,7 +125,8 @@ func DefaultKinds() []*Kind {
 
 		// Governance.
 		{Name: "classification", Collection: "classifications", Fields: fields(governanceFields, "termCount", "usageCount"),
-			SoftDelete: true, Immutable: []string{"mutuallyExclusive"}, NoLineage: true},
+			SoftDelete: true, Immutable: []string{"mutuallyExclusive"}, NoLineage: true,
+			Unanswered: []string{"followers", "tags"}},
 		{Name: "tag", Collection: "tags", Fields: fields(governanceFields, "children", "usageCount"), SoftDelete: true,
 			NoLineage: true, DataAsset: true,
 			Parents:        []ParentRule{{Field: "parent", Kind: "tag"}, {Field: "classification", Kind: "classification"}},
@@ -135,11 +138,12 @@ func DefaultKinds() []*Kind {
 			SoftDelete: true, NoLineage: true, DataAsset: true,
 			Parents:        []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
 			ParentRequired: true, Inherit: []string{"glossary"}, Prepare: prepareGlossaryTerm,
-			Filters: []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}}},
+			Unanswered: []string{"followers"},
+			Filters:    []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}}},
 		{Name: "domain", Collection: "domains", Fields: []string{"owners", "followers", "tags", "extension", "experts", "children"},
-			SoftDelete: true, Parents: []ParentRule{{Field: "parent", Kind: "domain"}}},
+			SoftDelete: true, Parents: []ParentRule{{Field: "parent", Kind: "domain"}}, Unanswered: []string{"deleted"}},
 		{Name: "dataProduct", Collection: "dataProducts", Fields: []string{"owners", "followers", "tags", "extension", "domains", "experts", "reviewers"},
-			SoftDelete: true, DataAsset: true},
+			SoftDelete: true, DataAsset: true, Unanswered: []string{"deleted"}},
 
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
