@@ -59,6 +59,10 @@ type Kind struct {
 	// body may name the target by FQN string, or by an object with id or
 	// fullyQualifiedName. The value lists the entity types the field may point at.
 	Refs map[string][]string
+	// Container, when set, is the entity a new entity of this kind belongs to when its
+	// body names none (a test case's basic test suite). The engine creates it with the
+	// first entity that needs it.
+	Container *Container
 	// Immutable lists fields that PATCH and PUT may not change, besides id, name,
 	// fullyQualifiedName and deleted.
 	Immutable []string
@@ -95,6 +99,16 @@ type Kind struct {
 	// DedicatedFlows is true when generic patching by an assistant is refused because the
 	// kind has its own flows (users, test cases, test suites).
 	DedicatedFlows bool
+}
+
+// Container is the entity of Kind an entity belongs to: when a create or PUT body leaves
+// Field empty, the engine sets it to a reference to the entity Body describes (built
+// from the new entity's parent document), creating that entity in the same transaction
+// when none has its fully qualified name.
+type Container struct {
+	Field string
+	Kind  string
+	Body  func(parent Entity) Entity
 }
 
 // Action is an operation a kind offers besides the generic ones.

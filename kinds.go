@@ -114,14 +114,17 @@ func DefaultKinds() []*Kind {
 			Filters: []Filter{{Param: "entityType", Field: "entityType"}, {Param: "testPlatform", Field: "testPlatforms"},
 				{Param: "supportedDataType", Field: "supportedDataTypes"}}},
 		{Name: "testSuite", Collection: "dataQuality/testSuites", Fields: []string{"owners", "followers", "tags", "domains", "tests", "summary"},
-			SoftDelete: true, NoLineage: true, DedicatedFlows: true},
+			SoftDelete: true, NoLineage: true, DedicatedFlows: true, Refs: map[string][]string{"basicEntityReference": {"table"}}},
 		{Name: "testCase", Collection: "dataQuality/testCases",
 			Fields:     []string{"owners", "followers", "tags", "extension", "domains", "testSuite", "testDefinition", "testCaseResult", "testSuites", "incidentId"},
 			SoftDelete: true, Locate: locateTestCase, Immutable: []string{"entityLink", "entityFQN"},
 			Validate: validateTestCase, NoLineage: true, DedicatedFlows: true,
-			Computed: []string{"testCaseResult", "testCaseStatus"},
-			Refs:     map[string][]string{"testDefinition": {"testDefinition"}, "testSuite": {"testSuite"}},
-			Filters:  []Filter{{Param: "entityLink", Field: "entityLink"}, {Param: "entityFQN", Field: "entityFQN"}}},
+			Computed:  []string{"testCaseResult", "testCaseStatus"},
+			Refs:      map[string][]string{"testDefinition": {"testDefinition"}, "testSuite": {"testSuite"}},
+			Container: &Container{Field: "testSuite", Kind: "testSuite", Body: BasicTestSuite},
+			// OpenMetadata's schema requires both; they are fields options there too.
+			AlwaysFields: []string{"testSuite", "testDefinition"},
+			Filters:      []Filter{{Param: "entityLink", Field: "entityLink"}, {Param: "entityFQN", Field: "entityFQN"}}},
 
 		// Governance.
 		{Name: "classification", Collection: "classifications", Fields: fields(governanceFields, "termCount", "usageCount"),
