@@ -28,6 +28,13 @@ type Kind struct {
 	// requested. Relationship fields (see RelationFields) are kept in the relationship
 	// store; the others are stored in the document.
 	Fields []string
+	// AlwaysFields are Fields answered even when ?fields= does not ask for them; they are
+	// accepted there too. A table's columns, as OpenMetadata always returns them.
+	AlwaysFields []string
+	// Unanswered are document fields left out of every answer because the kind's
+	// OpenMetadata schema does not allow them (its clients reject unknown properties):
+	// a domain's "deleted", for one, as domains have no soft delete there.
+	Unanswered []string
 	// SoftDelete is true when DELETE without hardDelete keeps the entity as deleted.
 	SoftDelete bool
 	// HardDeleteNoContent makes a hard delete answer 204 with no body.
@@ -52,6 +59,10 @@ type Kind struct {
 	// body may name the target by FQN string, or by an object with id or
 	// fullyQualifiedName. The value lists the entity types the field may point at.
 	Refs map[string][]string
+	// Container, when set, is the entity a new entity of this kind belongs to when its
+	// body names none (a test case's basic test suite). The engine creates it with the
+	// first entity that needs it.
+	Container *Container
 	// Immutable lists fields that PATCH and PUT may not change, besides id, name,
 	// fullyQualifiedName and deleted.
 	Immutable []string
@@ -91,6 +102,16 @@ type Kind struct {
 	// DedicatedFlows is true when generic patching by an assistant is refused because the
 	// kind has its own flows (users, test cases, test suites).
 	DedicatedFlows bool
+}
+
+// Container is the entity of Kind an entity belongs to: when a create or PUT body leaves
+// Field empty, the engine sets it to a reference to the entity Body describes (built
+// from the new entity's parent document), creating that entity in the same transaction
+// when none has its fully qualified name.
+type Container struct {
+	Field string
+	Kind  string
+	Body  func(parent Entity) Entity
 }
 
 // Action is an operation a kind offers besides the generic ones.
@@ -233,6 +254,24 @@ var SystemFields = []string{"id", "fullyQualifiedName", "version", "updatedAt", 
 func (k *Kind) HasField(name string) bool {
 	for _, f := range k.Fields {
 		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Answers reports whether an answer carries the field when fields, the parsed
+// ?fields= (nil for every field), is what the caller asked for.
+func (k *Kind) Answers(field string, fields map[string]bool) bool {
+	if contains(k.Unanswered, field) {
+		return false
+	}
+	return fields == nil || fields[field] || !k.HasField(field) || contains(k.AlwaysFields, field)
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
 			return true
 		}
 	}

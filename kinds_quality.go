@@ -5,6 +5,18 @@ import (
 	"strings"
 )
 
+// BasicTestSuiteName is the name of a table's basic test suite, as OpenMetadata names
+// it: the table's FQN plus ".testSuite".
+func BasicTestSuiteName(tableFQN string) string { return tableFQN + ".testSuite" }
+
+// BasicTestSuite is the create body of a table's basic test suite, which holds the test
+// cases linked to the table and its columns.
+func BasicTestSuite(table Entity) Entity {
+	return Entity{"name": BasicTestSuiteName(table.String("fullyQualifiedName")), "basic": true,
+		"description":          "The basic test suite of " + table.String("fullyQualifiedName") + ".",
+		"basicEntityReference": map[string]any{"id": table.ID(), "type": "table"}}
+}
+
 // validateTestDefinition keeps the system test definitions to the system principal:
 // another caller may neither change one (even its provider) nor create or turn a
 // definition into one. EInvalid, as OpenMetadata answers for system entities.

@@ -176,7 +176,7 @@ func (s *server) get(k *meridian.Kind, key keyFunc) handler {
 		h.Set("ETag", etag)
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
+		_, _ = w.Write(withBase(body, w))
 		return nil
 	}
 }

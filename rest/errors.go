@@ -94,13 +94,14 @@ func statusOf(err error) (int, string) {
 	return status, msg
 }
 
-// writeJSON writes v as the JSON answer with the given status.
+// writeJSON writes v as the JSON answer with the given status, its hrefs absolute.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"code":500,"message":"Internal error"}`)
 	}
+	b = withBase(b, w)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

@@ -78,3 +78,18 @@ func (s *server) listTestCaseResults(param string) handler {
 		return nil
 	}
 }
+
+// createBasicSuite creates a table's basic test suite (quality.CreateBasicSuite).
+func (s *server) createBasicSuite(w http.ResponseWriter, r *http.Request) error {
+	body, err := readObject(r)
+	if err != nil {
+		return err
+	}
+	res, err := quality.CreateBasicSuite(r.Context(), s.ents, principal(r), body)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", res.Entity.String("href"))
+	writeResult(w, http.StatusCreated, res)
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -54,19 +55,24 @@ type Config struct {
 	Dispatcher *store.Dispatcher
 	// Jobs serves GET /v1/jobs/{id}; nil answers 404 for every job.
 	Jobs *jobs.Service
+	// TrustedProxies are the peers whose X-Forwarded-Proto and X-Forwarded-Host set the
+	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
+	// they are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 type server struct {
-	ents          *store.Entities
-	search        search.Service
-	auth          *auth.Authority
-	log           *slog.Logger
-	serverVersion string
-	ready         func(context.Context) error
-	dispatcher    *store.Dispatcher
-	jobs          *jobs.Service
-	metrics       *metrics
-	mux           *chi.Mux
+	ents           *store.Entities
+	search         search.Service
+	auth           *auth.Authority
+	log            *slog.Logger
+	serverVersion  string
+	ready          func(context.Context) error
+	dispatcher     *store.Dispatcher
+	jobs           *jobs.Service
+	trustedProxies []netip.Prefix
+	metrics        *metrics
+	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
 	public map[string]bool
 	// apiDoc is the OpenAPI document of the route table, built once by New; apiErr is
@@ -79,7 +85,8 @@ type server struct {
 // authentication, and everything under /api behind a Bearer JWT. The router and the
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
-	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs}
+	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
+		trustedProxies: c.TrustedProxies}
 	if s.search == nil {
 		s.search = c.Entities
 	}
@@ -93,7 +100,7 @@ func New(c Config) http.Handler {
 
 	mux := chi.NewRouter()
 	s.mux = mux
-	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody)
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody, s.absoluteHrefs)
 	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -56,6 +57,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 			summary: "Get this OpenAPI document", description: "Public: no token is needed.", public: true,
 			responses: obj{"200": resp("The OpenAPI 3.1 document.", obj{"type": "object"})}},
 	}
+	rs = append(rs, s.systemRoutes()...)
 	rs = append(rs, s.userRoutes(reg)...)
 	rs = append(rs, s.secretsRoutes()...)
 	rs = append(rs, s.eventRoutes()...)
@@ -420,6 +422,18 @@ func (s *server) qualityRoutes(reg *meridian.Registry) []route {
 	}
 	for i := range rs {
 		rs[i].tag = tag
+	}
+	if suite, target, err := quality.BasicSuiteKind(reg); err == nil {
+		rs = append(rs, route{method: http.MethodPost, path: apiPrefix + "/v1/" + suite.Collection + "/basic",
+			handler: s.h(s.createBasicSuite), id: "createBasic" + upperFirst(suite.Name), tag: suite.Name,
+			summary: "Create the basic test suite of a " + target.Name,
+			description: "basicEntityReference (or executableEntityReference) names the " + target.Name + " by fully qualified name or reference; " +
+				"the suite is named after it (<fqn>.testSuite). A " + target.Name + "'s first test case creates it when no one did.",
+			body: jsonBody("The "+target.Name+" and, optionally, description, displayName, owners and domains.",
+				obj{"type": "object", "properties": obj{"basicEntityReference": obj{}, "executableEntityReference": obj{},
+					"description": obj{"type": "string"}, "displayName": obj{"type": "string"}}}, true),
+			responses: responses(obj{"201": resp("The basic test suite.", schemaRef(kindSchemaName(suite)), "Change", "Location")},
+				400, 403, 404, 409, 413)})
 	}
 	return rs
 }

@@ -35,7 +35,12 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 // fromTrustedProxy reports whether the peer of r is one of the configured trusted
 // proxies.
 func (h *HTTP) fromTrustedProxy(r *http.Request) bool {
-	if len(h.cfg.TrustedProxies) == 0 {
+	return FromTrustedProxy(r, h.cfg.TrustedProxies)
+}
+
+// FromTrustedProxy reports whether the peer of r is one of the trusted proxies.
+func FromTrustedProxy(r *http.Request, trusted []netip.Prefix) bool {
+	if len(trusted) == 0 {
 		return false
 	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
@@ -43,7 +48,7 @@ func (h *HTTP) fromTrustedProxy(r *http.Request) bool {
 		return false
 	}
 	peer := ap.Addr().Unmap()
-	for _, p := range h.cfg.TrustedProxies {
+	for _, p := range trusted {
 		if p.Contains(peer) {
 			return true
 		}
@@ -54,23 +59,29 @@ func (h *HTTP) fromTrustedProxy(r *http.Request) bool {
 // baseURL is scheme://host of the request as the client sees it. X-Forwarded-Proto and
 // X-Forwarded-Host count only when a trusted proxy sent them: anyone else could point
 // the WWW-Authenticate challenge, or the Origin check, at a host of their choosing.
-func (h *HTTP) baseURL(r *http.Request) string {
+func (h *HTTP) baseURL(r *http.Request) string { return BaseURL(r, h.cfg.TrustedProxies) }
+
+// BaseURL is scheme://host of the request as the client sees it, believing
+// X-Forwarded-Proto and X-Forwarded-Host only from a trusted proxy.
+func BaseURL(r *http.Request, trusted []netip.Prefix) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if h.fromTrustedProxy(r) {
+	if FromTrustedProxy(r, trusted) {
 		if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
 			scheme = p
 		}
 	}
-	return scheme + "://" + h.requestHost(r)
+	return scheme + "://" + requestHost(r, trusted)
 }
 
 // requestHost is the host the client asked for: X-Forwarded-Host from a trusted proxy,
 // else the Host header.
-func (h *HTTP) requestHost(r *http.Request) string {
-	if h.fromTrustedProxy(r) {
+func (h *HTTP) requestHost(r *http.Request) string { return requestHost(r, h.cfg.TrustedProxies) }
+
+func requestHost(r *http.Request, trusted []netip.Prefix) string {
+	if FromTrustedProxy(r, trusted) {
 		if fh := firstValue(r.Header.Get("X-Forwarded-Host")); fh != "" && validHost(fh) {
 			return fh
 		}

@@ -149,14 +149,13 @@ func refsToList(refs []meridian.EntityRef) []any {
 }
 
 // shape prepares a full document for a caller: fields the kind gates behind ?fields=
-// are dropped unless requested, and secrets are shown as secretView says.
+// are dropped unless requested or always answered, so are the fields the kind never
+// answers (Kind.Answers), and secrets are shown as secretView says.
 func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
 	out := e.Clone()
-	if fields != nil {
-		for _, f := range k.Fields {
-			if !fields[f] {
-				delete(out, f)
-			}
+	for f := range out {
+		if !k.Answers(f, fields) {
+			delete(out, f)
 		}
 	}
 	return s.secretView(p, k, e, out)

@@ -49,6 +49,9 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 	if err := s.resolveFields(ctx, tx, k, e); err != nil {
 		return draft{}, err
 	}
+	if err := s.container(ctx, tx, p, k, d); err != nil {
+		return draft{}, err
+	}
 	if err := s.checkTags(ctx, tx, nil, e); err != nil {
 		return draft{}, err
 	}
@@ -199,5 +202,43 @@ func resolveListField(ctx context.Context, tx Tx, k *meridian.Kind, e meridian.E
 		refs[i] = refOf(r)
 	}
 	e[field] = refsToList(refs)
+	return nil
+}
+
+// container sets the kind's Container field of a document that names none to a
+// reference to its container, built from the parent document, creating the container
+// in this transaction when no entity has its FQN yet (a table's basic test suite, made
+// with its first test case).
+func (s *Entities) container(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, d draft) error {
+	c := k.Container
+	if c == nil || d.parentDoc == nil {
+		return nil
+	}
+	if v, ok := d.entity[c.Field]; ok && v != nil {
+		return nil
+	}
+	ck, err := s.reg.Lookup(c.Kind)
+	if err != nil {
+		return err
+	}
+	cd, err := s.draft(ctx, tx, p, ck, c.Body(d.parentDoc))
+	if err != nil {
+		return err
+	}
+	row, err := tx.GetByFQN(ctx, ck.Name, cd.entity.String("fullyQualifiedName"))
+	switch {
+	case err == nil && !row.Deleted:
+		d.entity[c.Field] = refOf(row).Map()
+		return nil
+	case err == nil: // a deleted container: the new entity names one explicitly or fails
+		return meridian.Errorf(meridian.EInvalid, "%s %s is deleted: restore it, or name another %s", ck.Name, row.FQN, c.Field)
+	case meridian.ErrorCode(err) != meridian.ENotFound:
+		return err
+	}
+	if _, err := s.createDraft(ctx, tx, p, ck, cd); err != nil {
+		return err
+	}
+	d.entity[c.Field] = meridian.EntityRef{ID: cd.entity.ID(), Type: ck.Name, Name: cd.entity.Name(),
+		FullyQualifiedName: cd.entity.String("fullyQualifiedName"), Href: cd.entity.String("href")}.Map()
 	return nil
 }

@@ -8,13 +8,28 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// resolveRef finds the entity a reference names. v may be an FQN string, or an object
-// with id or fullyQualifiedName (or name) and optionally type. kinds lists the entity
-// types the field may point at; empty means any, and then an object needs its type.
+// resolveRef finds the entity a reference names, as OpenMetadata's create requests
+// name them: v may be an id string (CreateTeam's users), a name or FQN string, or an
+// object with id or fullyQualifiedName (or name) and optionally type. A string that is
+// a UUID is an id when an entity of an allowed kind has it, and a name otherwise.
+// kinds lists the entity types the field may point at; empty means any, and then an
+// object needs its type.
 func resolveRef(ctx context.Context, tx Tx, field string, v any, kinds []string) (Row, error) {
 	var id, fqn, typ string
 	switch t := v.(type) {
 	case string:
+		if _, err := uuid.Parse(t); err == nil {
+			r, err := tx.Get(ctx, "", t)
+			if err == nil && !r.Deleted && (len(kinds) == 0 || contains(kinds, r.Kind)) {
+				return r, nil
+			}
+			if err != nil && meridian.ErrorCode(err) != meridian.ENotFound {
+				return Row{}, err
+			}
+			if len(kinds) == 0 {
+				return Row{}, meridian.NotFound("entity", t)
+			}
+		}
 		fqn = t
 	case map[string]any:
 		id, _ = t["id"].(string)

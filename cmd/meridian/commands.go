@@ -18,6 +18,7 @@ import (
 	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
+	"github.com/meridian-catalog/meridian/rpc"
 )
 
 const (
@@ -80,8 +81,12 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := rpc.ParseTrustedProxies(*mcpOpts.trustedProxies)
+	if err != nil {
+		return err
+	}
 	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
-		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs}))
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies}))
 	if err != nil {
 		return err
 	}

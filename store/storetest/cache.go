@@ -49,15 +49,15 @@ func testCachedReadsAreNeverStale(t *testing.T, f *Fixture) {
 	// Twice: the second answer comes from the cache.
 	for range 2 {
 		want(f.E, store.GetOptions{}, func(e meridian.Entity) {
-			if num(e["version"]) != 0.1 || e["columns"] != nil {
+			if num(e["version"]) != 0.1 || e["owners"] != nil {
 				t.Fatalf("first read = %v", e)
 			}
 		})
 	}
 	// fields are part of the key.
-	want(f.E, store.GetOptions{Fields: "columns"}, func(e meridian.Entity) {
-		if e["columns"] == nil {
-			t.Fatalf("fields=columns lost its columns: %v", e)
+	want(f.E, store.GetOptions{Fields: "owners"}, func(e meridian.Entity) {
+		if e["owners"] == nil {
+			t.Fatalf("fields=owners lost its owners: %v", e)
 		}
 	})
 	// A write on this engine is seen by the next read.

@@ -193,10 +193,13 @@ func testFields(t *testing.T, f *Fixture) {
 	tbl := f.Create("table", `{"name":"t","databaseSchema":"svc.db.sch","columns":[],
 		"owners":[{"id":"`+user.ID()+`","type":"user"}],"tags":[{"tagFQN":"PII.Sensitive"}]}`)
 	plain := f.Get("table", tbl.ID(), "", "")
-	for _, field := range []string{"owners", "tags", "followers", "columns"} {
+	for _, field := range []string{"owners", "tags", "followers"} {
 		if _, ok := plain[field]; ok {
 			t.Fatalf("%s present without fields: %v", field, plain)
 		}
+	}
+	if _, ok := plain["columns"]; !ok {
+		t.Fatalf("columns missing without fields (a table's columns are always answered): %v", plain)
 	}
 	full := f.Get("table", tbl.ID(), "owners,tags,columns", "")
 	owners, _ := full["owners"].([]any)

@@ -71,6 +71,7 @@ func Run(t *testing.T, open Open) {
 		{"DataProductsNeedADomain", testDataProductsNeedDomain},
 		{"DisabledAndMutuallyExclusiveTagsAreRefused", testTagRules},
 		{"TeamMembershipIsOneRelationSeenFromBothSides", testTeamMembership},
+		{"ReferencesAreIDsNamesOrReferenceObjects", testReferenceForms},
 		{"PersonaUsersAreOneRelationWithUsersPersonas", testPersonaUsers},
 		{"MembersOfAnOwningTeamAreOwners", testTeamOwnersMembersMayEdit},
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
