@@ -3,6 +3,8 @@ package meridian
 import (
 	"context"
 	"fmt"
+
+	"github.com/google/uuid"
 	"sort"
 	"strings"
 	"unicode"
@@ -31,6 +33,10 @@ type Kind struct {
 	// AlwaysFields are Fields answered even when ?fields= does not ask for them; they are
 	// accepted there too. A table's columns, as OpenMetadata always returns them.
 	AlwaysFields []string
+	// NamedRefs are fields stored as a list of names and answered as entity references
+	// of the given type, as OpenMetadata answers them (a user's roles). A write may send
+	// names or references; the names are stored.
+	NamedRefs map[string]string
 	// Unanswered are document fields left out of every answer because the kind's
 	// OpenMetadata schema does not allow them (its clients reject unknown properties):
 	// a domain's "deleted", for one, as domains have no soft delete there.
@@ -143,6 +149,61 @@ func (k *Kind) SearchText(e Entity) string {
 		}
 	}
 	return b.String()
+}
+
+// NamedRef is the entity reference answered for a name stored in a NamedRefs field: its
+// id is derived from the type and the name, so it is the same in every answer.
+func NamedRef(typ, name string) map[string]any {
+	id := uuid.NewSHA1(uuid.NameSpaceURL, []byte("meridian:"+typ+":"+name)).String()
+	return map[string]any{"id": id, "type": typ, "name": name, "fullyQualifiedName": name}
+}
+
+// namesOf turns a NamedRefs value into names: strings stay, references give their
+// name (or fullyQualifiedName); anything else is left for the schema to refuse.
+func namesOf(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, len(list))
+	for i, item := range list {
+		out[i] = item
+		if m, ok := item.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok && n != "" {
+				out[i] = n
+			} else if n, ok := m["fullyQualifiedName"].(string); ok && n != "" {
+				out[i] = n
+			}
+		}
+	}
+	return out
+}
+
+// StoreNames rewrites e's NamedRefs fields as names, as they are stored.
+func (k *Kind) StoreNames(e Entity) {
+	for f := range k.NamedRefs {
+		if v, ok := e[f]; ok {
+			e[f] = namesOf(v)
+		}
+	}
+}
+
+// AnswerRefs rewrites e's NamedRefs fields as entity references, as they are answered.
+func (k *Kind) AnswerRefs(e Entity) {
+	for f, typ := range k.NamedRefs {
+		list, ok := e[f].([]any)
+		if !ok {
+			continue
+		}
+		out := make([]any, len(list))
+		for i, item := range list {
+			out[i] = item
+			if n, ok := item.(string); ok {
+				out[i] = NamedRef(typ, n)
+			}
+		}
+		e[f] = out
+	}
 }
 
 // IndexName is OpenMetadata's search index name of the kind: table_search_index,

@@ -151,7 +151,7 @@ func DefaultKinds() []*Kind {
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
 			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"},
-			Account: true, NoLineage: true, DedicatedFlows: true},
+			Account: true, NoLineage: true, DedicatedFlows: true, NamedRefs: map[string]string{"roles": "role"}},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
 			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}, Account: true, NoLineage: true,
 			Inverse: map[string]InverseRelation{"users": {Type: "teams", Kinds: []string{KindUser}}}},

@@ -11,8 +11,10 @@ import (
 // on the document it is about to write: POST, PUT that creates, PUT that updates,
 // PATCH, Edit, and so every MCP write tool. w.Old is nil on create. In order:
 //
-//  1. immutable fields keep their value, and privileged fields change only for a
-//     caller allowed OpEditPrivileged;
+//  0. the document's limits (meridian.CheckDocument);
+//  1. fields answered as references but stored as names (Kind.NamedRefs) are turned
+//     back into names; immutable fields keep their value, and privileged fields change
+//     only for a caller allowed OpEditPrivileged;
 //  2. computed read fields are dropped, the schema's defaults fill in what a new
 //     entity lacks, and the kind's Prepare runs;
 //  3. the JSON Schema;
@@ -34,6 +36,7 @@ func (s *Entities) prepare(ctx context.Context, tx Tx, k *meridian.Kind, w *meri
 	if err := meridian.CheckDocument(w.New); err != nil {
 		return err
 	}
+	k.StoreNames(w.New)
 	if err := s.checkFields(k, w); err != nil {
 		return err
 	}

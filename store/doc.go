@@ -158,6 +158,7 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 			delete(out, f)
 		}
 	}
+	k.AnswerRefs(out)
 	return s.secretView(p, k, e, out)
 }
 

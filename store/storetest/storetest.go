@@ -77,6 +77,7 @@ func Run(t *testing.T, open Open) {
 		{"OnlyTheSystemChangesSystemTestDefinitions", testSystemTestDefinitions},
 		{"ImmutableAndPrivilegedFieldsHoldForEveryVerb", testImmutableAndPrivilegedFieldsHoldForEveryVerb},
 		{"ConcurrentEditsLoseNothing", testConcurrentEditsLoseNothing},
+		{"RolesAreStoredAsNamesAndAnsweredAsReferences", testRolesAreStoredAsNamesAndAnsweredAsReferences},
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
 		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},

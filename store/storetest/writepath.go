@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -204,4 +205,46 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// testRolesAreStoredAsNamesAndAnsweredAsReferences: a user's roles may be sent as
+// names or references, are stored as names (the policy reads them), and are answered
+// as OpenMetadata's role references.
+func testRolesAreStoredAsNamesAndAnsweredAsReferences(t *testing.T, f *Fixture) {
+	u := f.Create("user", `{"name":"r1","email":"r1@example.com","roles":["DataSteward"]}`)
+	ref := func(e meridian.Entity) map[string]any {
+		t.Helper()
+		roles := asList(e["roles"])
+		if len(roles) != 1 {
+			t.Fatalf("roles = %v", e["roles"])
+		}
+		m, ok := roles[0].(map[string]any)
+		if !ok || m["type"] != "role" || m["name"] != "DataSteward" || m["id"] == "" {
+			t.Fatalf("role answered as %v, want a role reference", roles[0])
+		}
+		return m
+	}
+	first := ref(u)
+	// Sending the answered references back changes nothing.
+	res, err := f.E.CreateOrUpdate(f.Ctx, f.Admin, "user", meridian.Entity{"name": "r1", "email": "r1@example.com",
+		"roles": []any{first}})
+	if err != nil || res.Change != meridian.EventEntityNoChange {
+		t.Fatalf("PUT of the answered roles: %v, %v: %v", res.Change, err, res.Entity["changeDescription"])
+	}
+	if got := ref(res.Entity); got["id"] != first["id"] {
+		t.Fatalf("the role's id changed: %v then %v", first, got)
+	}
+	tx, err := f.Driver.Begin(f.Ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	row, err := tx.Get(f.Ctx, "user", u.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct{ Roles []any }
+	if err := json.Unmarshal(row.Doc, &stored); err != nil || fmt.Sprint(stored.Roles) != "[DataSteward]" {
+		t.Fatalf("stored roles: %s, %v", row.Doc, err)
+	}
 }
