@@ -54,7 +54,12 @@ func ParseSearchQuery(q string) ([]string, []search.Filter, error) {
 			}
 			tok = value
 		}
-		terms = append(terms, search.Words(tok)...)
+		for _, w := range search.Words(tok) {
+			if len(w) > search.MaxTermLength {
+				return nil, nil, meridian.Errorf(meridian.EInvalid, "q has a word longer than the maximum of %d bytes", search.MaxTermLength)
+			}
+			terms = append(terms, w)
+		}
 		if len(terms) > search.MaxTerms {
 			return nil, nil, meridian.Errorf(meridian.EInvalid, "q has more than the maximum of %d words", search.MaxTerms)
 		}
