@@ -2,6 +2,7 @@
 //
 //	go run ./bench [-n 10000] [-drivers sqlite,postgres] [-workers 8] [-samples 1000]
 //	               [-o bench/report.md] [-postgres-url postgres://…]
+//	               [-suites core,semantic] [-semantic-n 10000] [-model-n 50]
 //
 // For each store driver it builds the meridian binary once, starts `meridian serve` on a
 // free loopback port with a fresh data directory (and, for PostgreSQL, a throwaway
@@ -14,7 +15,9 @@
 // the same run, a static HTTP server answering the same bytes is the HTTP floor, and n
 // more tables are loaded through the bulk endpoint. The report (a markdown table) goes
 // to stdout and to -o, which is a file in the system's temporary directory unless
-// given, so a run does not dirty the checkout. See bench/README.md.
+// given, so a run does not dirty the checkout. The semantic suite (semantic.go,
+// model.go) times semantic and hybrid search on -semantic-n bulk-loaded tables, the time
+// to index them, and the embedders' figures. See bench/README.md.
 package main
 
 import (
