@@ -2,6 +2,7 @@
 //
 //	go run ./bench [-n 10000] [-drivers sqlite,postgres] [-workers 8] [-samples 1000]
 //	               [-o bench/report.md] [-postgres-url postgres://…]
+//	               [-suites core,semantic] [-semantic-n 10000] [-model-n 50]
 //
 // For each store driver it builds the meridian binary once, starts `meridian serve` on a
 // free loopback port with a fresh data directory (and, for PostgreSQL, a throwaway
@@ -14,7 +15,9 @@
 // the same run, a static HTTP server answering the same bytes is the HTTP floor, and n
 // more tables are loaded through the bulk endpoint. The report (a markdown table) goes
 // to stdout and to -o, which is a file in the system's temporary directory unless
-// given, so a run does not dirty the checkout. See bench/README.md.
+// given, so a run does not dirty the checkout. The semantic suite (semantic.go,
+// model.go) times semantic and hybrid search on -semantic-n bulk-loaded tables, the time
+// to index them, and the embedders' figures. See bench/README.md.
 package main
 
 import (
@@ -40,6 +43,10 @@ type config struct {
 	out         string
 	postgresURL string
 	seed        uint64
+	core        bool   // the catalog suite (ingest, GET, list, PATCH, search, MCP)
+	semantic    bool   // the semantic suite (semantic.go, model.go)
+	semanticN   int    // tables of the semantic suite
+	modelN      int    // tables of the USE-lite server
 	root        string // module root
 }
 
@@ -65,14 +72,31 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.postgresURL, "postgres-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL server; a throwaway database meridian_bench_<random> is created on it and dropped")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated catalog and of the sampled tables")
+	suites := fs.String("suites", "core,semantic", "comma-separated suites: core (the catalog operations), semantic (issue 9)")
+	fs.IntVar(&c.semanticN, "semantic-n", 10000, "tables of the semantic suite, bulk-loaded with the hashing embedder")
+	fs.IntVar(&c.modelN, "model-n", 50, "tables of the semantic suite's USE-lite server (SQLite)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	if c.n < 1 || c.workers < 1 || c.samples < 1 {
-		return errors.New("-n, -workers and -samples must be at least 1")
+	if c.n < 1 || c.workers < 1 || c.samples < 1 || c.semanticN < 1 || c.modelN < 1 {
+		return errors.New("-n, -workers, -samples, -semantic-n and -model-n must be at least 1")
+	}
+	for _, s := range strings.Split(*suites, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "":
+		case "core":
+			c.core = true
+		case "semantic":
+			c.semantic = true
+		default:
+			return fmt.Errorf("unknown suite %q: use core or semantic", s)
+		}
+	}
+	if !c.core && !c.semantic {
+		return errors.New("-suites names no suite")
 	}
 	for _, d := range strings.Split(drivers, ",") {
 		d = strings.TrimSpace(d)
@@ -111,8 +135,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	rep := &report{machine: describeMachine(), n: c.n, workers: c.workers, samples: c.samples}
+	rep := &report{machine: describeMachine(), n: c.n, workers: c.workers, samples: c.samples, semanticN: c.semanticN}
 	for _, d := range c.drivers {
+		if !c.core {
+			break
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -122,6 +149,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 			logf("%s: skipped: %s", d, res.skipped)
 		}
 		rep.results = append(rep.results, res)
+	}
+	if c.semantic {
+		for _, d := range c.drivers {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			logf("%s semantic: start", d)
+			res := benchSemantic(ctx, c, d, bin, tmp, logf)
+			if res.skipped != "" {
+				logf("%s semantic: skipped: %s", d, res.skipped)
+			}
+			rep.semantic = append(rep.semantic, res)
+		}
+		rep.models = benchModels(ctx, c, bin, tmp, logf)
 	}
 
 	md := rep.markdown()

@@ -17,6 +17,10 @@ type report struct {
 	workers int
 	samples int
 	results []*driverResult
+
+	semanticN int               // tables of the semantic suite
+	semantic  []*semanticResult // one per driver; none when the suite did not run
+	models    *modelResult      // the embedders' figures; nil when the suite did not run
 }
 
 // describeMachine names the machine: CPUs, CPU model, memory, Go version and date.
@@ -79,6 +83,10 @@ func (r *report) markdown() string {
 
 	fmt.Fprintf(&b, "# Meridian benchmark\n\n")
 	fmt.Fprintf(&b, "Machine: %s.\n\n", r.machine)
+	if len(r.results) == 0 { // only the semantic suite ran
+		b.WriteString(r.semanticMarkdown())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
 		"Timings: %d samples per operation after %d untimed warm-up calls, one request at a time on one "+
 		"keep-alive connection, server and client on the same machine (127.0.0.1). Latencies in ms.\n\n",
@@ -308,6 +316,7 @@ func (r *report) markdown() string {
 	for _, n := range notes {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
+	b.WriteString(r.semanticMarkdown())
 	return b.String()
 }
 

@@ -41,6 +41,12 @@ type server struct {
 // startServer starts `meridian serve` on a free loopback port with dataDir, plus extra
 // flags, and waits until /readyz answers 200.
 func startServer(ctx context.Context, bin, dataDir string, extra ...string) (*server, error) {
+	return startServerEnv(ctx, bin, dataDir, nil, extra...)
+}
+
+// startServerEnv is startServer with env (KEY=value, such as MERIDIAN_EMBEDDER=use-lite)
+// added to the clean environment.
+func startServerEnv(ctx context.Context, bin, dataDir string, env []string, extra ...string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -55,7 +61,7 @@ func startServer(ctx context.Context, bin, dataDir string, extra ...string) (*se
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), env...)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err

@@ -6,6 +6,7 @@
 //	meridian token create --user NAME [--bot] [--expires 30d|never] [--role ROLE] [--data-dir D]
 //	meridian admin-token [--data-dir D] [--expires 30d]
 //	meridian migrate [--data-dir D]
+//	meridian reindex [--data-dir D | --database-url URL]
 //	meridian version
 //
 // Every flag has a MERIDIAN_* environment twin that sets its default.
@@ -39,6 +40,7 @@ Commands:
   admin-token    renew the admin token in <data-dir>/admin.token (it expires after 30 days)
   demo           load a small sample catalog (warehouse, lineage, tests, AI assets)
   migrate        bring the data directory's database up to date
+  reindex        re-embed the catalog with the configured embedder (MERIDIAN_EMBEDDER)
   version        print the version
 
 Run "meridian <command> -h" for a command's flags. Every flag has a MERIDIAN_*
@@ -87,6 +89,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return demoCmd(ctx, rest, stdout, stderr)
 	case "migrate":
 		return migrateCmd(ctx, rest, stderr)
+	case "reindex":
+		return reindexCmd(ctx, rest, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil
