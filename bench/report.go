@@ -88,8 +88,10 @@ func (r *report) markdown() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
-		"Timings: %d samples per operation after %d untimed warm-up calls, one request at a time on one "+
-		"keep-alive connection, server and client on the same machine (127.0.0.1). Latencies in ms.\n\n",
+		"Ingest rates include the semantic indexer embedding the same tables in the background (the default "+
+		"hashing embedder). Timings start once the indexer has caught up: %d samples per operation after %d "+
+		"untimed warm-up calls, one request at a time on one keep-alive connection, server and client on the "+
+		"same machine (127.0.0.1). Latencies in ms.\n\n",
 		r.n, columnsPer, r.workers, r.samples, warmups(r.samples))
 	fmt.Fprintf(&b, "After the timed operations, %d more tables go through `PUT /api/v1/tables/bulk`, %d per request, "+
 		"%d concurrent clients. Targets (issue 7): GET by name ≥ 0.5× the static-HTTP floor; ingest ≥ 1,000 tables/s "+
