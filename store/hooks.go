@@ -26,6 +26,27 @@ func BeginShort(ctx context.Context, db Driver) (Tx, error) {
 	return db.Begin(ctx, false)
 }
 
+// UnorderedWriter is a Driver capability: writable transactions that do not take the
+// lock ordering the engine's writes and their change events, for a module's own rows
+// that record no change event (vector embeddings), so that such work neither waits for
+// entity writes nor holds them back. store/postgres has it; store/sqlite has one writer
+// and has not, and BeginUnordered falls back to Begin.
+type UnorderedWriter interface {
+	// BeginUnordered starts a writable transaction without the write lock. The caller
+	// must not write entity rows or change events in it.
+	BeginUnordered(ctx context.Context) (Tx, error)
+}
+
+// BeginUnordered starts a writable transaction for a module's rows that record no
+// change event: without the write lock when db is an UnorderedWriter, otherwise as
+// db.Begin(ctx, true).
+func BeginUnordered(ctx context.Context, db Driver) (Tx, error) {
+	if w, ok := db.(UnorderedWriter); ok {
+		return w.BeginUnordered(ctx)
+	}
+	return db.Begin(ctx, true)
+}
+
 // OutboxHead returns, in tx, the sequence number of the newest change event, 0 when
 // there is none: a follower that starts there sees every event committed after it,
 // without replaying the backlog.

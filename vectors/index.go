@@ -250,17 +250,22 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // write runs f in a writable transaction that also counts the write, and after the
 // commit applies the change to the in-memory matrices when they were current.
 func (ix *Index) write(ctx context.Context, f func(store.SQL) error, apply func(*memory)) error {
-	tx, err := ix.db.Begin(ctx, true)
+	// Vectors record no change event: on PostgreSQL their writes need not wait for the
+	// lock that orders entity writes, nor hold them back.
+	tx, err := store.BeginUnordered(ctx, ix.db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	db := tx.SQL()
-	if err := f(db); err != nil {
-		return err
-	}
+	// The generation row first: an entity write that removes vectors (a hard delete)
+	// takes vector rows and then this row, so a writer that took vector rows before it
+	// could wait on the entity write while holding what that write waits for.
 	g, err := bumpGeneration(ctx, db)
 	if err != nil {
+		return err
+	}
+	if err := f(db); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -115,10 +115,22 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 // reset and Begin tries once more, which is safe since nothing was done yet. A second
 // failure is EUnavailable.
 func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
-	t, err := db.begin(ctx, writable)
+	return db.beginTx(ctx, writable, writable)
+}
+
+// BeginUnordered starts a writable transaction without the write lock (see
+// store.UnorderedWriter).
+func (db *DB) BeginUnordered(ctx context.Context) (store.Tx, error) {
+	return db.beginTx(ctx, true, false)
+}
+
+// beginTx starts a transaction, taking the write lock when lock is set, and retries once
+// on a broken connection.
+func (db *DB) beginTx(ctx context.Context, writable, lock bool) (store.Tx, error) {
+	t, err := db.begin(ctx, writable, lock)
 	if broken(err) && ctx.Err() == nil {
 		db.pool.Reset()
-		t, err = db.begin(ctx, writable)
+		t, err = db.begin(ctx, writable, lock)
 	}
 	if broken(err) {
 		return nil, fmt.Errorf("postgres: begin: %w: %w", errLost(), err)
@@ -129,7 +141,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 	return &tx{tx: guarded{t}, writable: writable, modules: db.modules}, nil
 }
 
-func (db *DB) begin(ctx context.Context, writable bool) (pgx.Tx, error) {
+func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	if writable {
 		opts = pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}
@@ -138,7 +150,7 @@ func (db *DB) begin(ctx context.Context, writable bool) (pgx.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if writable {
+	if lock {
 		if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writeLock); err != nil {
 			_ = t.Rollback(context.Background())
 			return nil, fmt.Errorf("take the write lock: %w", err)
