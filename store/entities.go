@@ -76,28 +76,13 @@ func (s *Entities) Create(ctx context.Context, p *meridian.Principal, kind strin
 	if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
 		return Result{}, err
 	}
-	var pc *precreate
-	if s.optimistic(ctx) {
-		pc = s.precreate(ctx, p, k, body, false)
-	}
-	var res Result
-	write := func(tx Tx) error {
+	return s.create(ctx, p, k, body, false, func(tx Tx) (Result, error) {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
-			return err
+			return Result{}, err
 		}
-		res, err = s.createDraft(ctx, tx, p, k, d)
-		return err
-	}
-	err = s.inTx(pc.context(ctx), func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
-		if ok {
-			res = r
-			return err
-		}
-		return pc.guard(tx, write)
+		return s.createDraft(ctx, tx, p, k, d)
 	})
-	return res, err
 }
 
 // createDraft checks a new entity with beforeWrite, inserts it and answers it.
@@ -121,33 +106,27 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 	if err != nil {
 		return Result{}, err
 	}
-	var pc *precreate
-	if s.optimistic(ctx) {
-		pc = s.precreate(ctx, p, k, body, true)
-	}
-	var res Result
-	write := func(tx Tx) error {
+	return s.create(ctx, p, k, body, true, func(tx Tx) (Result, error) {
 		d, err := s.draft(ctx, tx, p, k, body)
 		if err != nil {
-			return err
+			return Result{}, err
 		}
 		row, err := tx.GetByFQN(ctx, k.Name, d.entity.FQN())
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			if err := s.authorize(p, OpCreate, k, body, nil); err != nil {
-				return err
+				return Result{}, err
 			}
-			res, err = s.createDraft(ctx, tx, p, k, d)
-			return err
+			return s.createDraft(ctx, tx, p, k, d)
 		}
 		if err != nil {
-			return err
+			return Result{}, err
 		}
 		old, err := s.full(ctx, tx, k, row, nil)
 		if err != nil {
-			return err
+			return Result{}, err
 		}
 		if err := s.authorizeOwned(ctx, tx, p, OpEdit, k, old); err != nil {
-			return err
+			return Result{}, err
 		}
 		merged := mergePut(k, p, old, d.entity)
 		for _, f := range k.Inherit {
@@ -162,25 +141,15 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 			merged["deleted"] = false
 			change = meridian.EventEntityRestored
 			if err := s.setTreeDeleted(ctx, tx, p, row.ID, false); err != nil {
-				return err
+				return Result{}, err
 			}
 		}
 		e, change, err := s.update(ctx, tx, p, k, row, old, merged, writeOpts{change: change, emit: true, parent: d.parentDoc})
 		if err != nil {
-			return err
+			return Result{}, err
 		}
-		res = Result{Entity: s.shape(p, k, e, nil), Change: change}
-		return nil
-	}
-	err = s.inTx(pc.context(ctx), func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
-		if ok {
-			res = r
-			return err
-		}
-		return pc.guard(tx, write)
+		return Result{Entity: s.shape(p, k, e, nil), Change: change}, nil
 	})
-	return res, err
 }
 
 // Get reads an entity. Errors: EInvalid (bad fields or FQN), ENotFound.

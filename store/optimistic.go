@@ -98,6 +98,31 @@ func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *m
 	return out
 }
 
+// create runs a create of body (or, with orUpdate, a CreateOrUpdate) in one write
+// transaction: the create prepared outside the writer when the driver allows it and its
+// reads still answer as they did, otherwise write, the usual path, wholly under the
+// writer.
+func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool,
+	write func(Tx) (Result, error)) (Result, error) {
+	var pc *precreate
+	if s.optimistic(ctx) {
+		pc = s.precreate(ctx, p, k, body, orUpdate)
+	}
+	var res Result
+	err := s.inTx(pc.context(ctx), func(tx Tx) error {
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		if ok {
+			res = r
+			return err
+		}
+		return pc.guard(tx, func(tx Tx) (err error) {
+			res, err = write(tx)
+			return err
+		})
+	})
+	return res, err
+}
+
 // commitCreate writes a prepared create in tx when its reads still answer as they did,
 // and reports whether it did (ok false: nothing was written, take the usual path). It
 // needs no savepoint: the replayed reads leave nothing that can refuse the write (the
