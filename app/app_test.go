@@ -11,6 +11,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
+	"github.com/meridian-catalog/meridian/vectors"
 )
 
 var system = &meridian.Principal{Name: "system", Roles: []string{meridian.RoleAdmin}}
@@ -165,7 +166,7 @@ func TestNewEmbedderChoosesTheConfiguredModel(t *testing.T) {
 		{"hashing", "hashing-v1", 512},
 		{"use-lite", "use-lite-en@0.2.0-fp16", 512},
 	} {
-		e, err := app.NewEmbedder(app.EmbedderConfig{Kind: tc.kind, MaxBatch: 1})
+		e, err := app.NewEmbedder(app.EmbedderConfig{Kind: tc.kind, HTTPConfig: vectors.HTTPConfig{MaxBatch: 1}})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.kind, err)
 		}

@@ -34,19 +34,14 @@ type EmbedderConfig struct {
 	// (MERIDIAN_EMBEDDING_DIMENSION), APIKey (MERIDIAN_EMBEDDING_API_KEY, a secret),
 	// MaxBatch (MERIDIAN_EMBEDDING_BATCH, default 64) and Timeout per request
 	// (MERIDIAN_EMBEDDING_TIMEOUT, default 30s).
-	URL       string
-	Model     string
-	Dimension int
-	APIKey    string
-	MaxBatch  int
-	Timeout   time.Duration
+	vectors.HTTPConfig
 }
 
 // EmbedderFromEnv reads the MERIDIAN_EMBEDDER* and MERIDIAN_EMBEDDING_* variables.
 // Malformed numbers are left at zero, which NewEmbedder reports or defaults.
 func EmbedderFromEnv() EmbedderConfig {
-	c := EmbedderConfig{Kind: os.Getenv("MERIDIAN_EMBEDDER"), URL: os.Getenv("MERIDIAN_EMBEDDING_URL"),
-		Model: os.Getenv("MERIDIAN_EMBEDDING_MODEL"), APIKey: os.Getenv("MERIDIAN_EMBEDDING_API_KEY")}
+	c := EmbedderConfig{Kind: os.Getenv("MERIDIAN_EMBEDDER"), HTTPConfig: vectors.HTTPConfig{URL: os.Getenv("MERIDIAN_EMBEDDING_URL"),
+		Model: os.Getenv("MERIDIAN_EMBEDDING_MODEL"), APIKey: os.Getenv("MERIDIAN_EMBEDDING_API_KEY")}}
 	c.Dimension, _ = strconv.Atoi(os.Getenv("MERIDIAN_EMBEDDING_DIMENSION"))
 	c.MaxBatch, _ = strconv.Atoi(os.Getenv("MERIDIAN_EMBEDDING_BATCH"))
 	c.Timeout, _ = time.ParseDuration(os.Getenv("MERIDIAN_EMBEDDING_TIMEOUT"))
@@ -68,8 +63,7 @@ func NewEmbedder(c EmbedderConfig) (vectors.Embedder, error) {
 		}
 		return e, nil
 	case EmbedderHTTP:
-		e, err := vectors.NewHTTP(vectors.HTTPConfig{URL: c.URL, Model: c.Model, Dimension: c.Dimension,
-			APIKey: c.APIKey, MaxBatch: c.MaxBatch, Timeout: c.Timeout})
+		e, err := vectors.NewHTTP(c.HTTPConfig)
 		if err != nil {
 			return nil, fmt.Errorf("MERIDIAN_EMBEDDER=http: %w", err)
 		}

@@ -156,7 +156,7 @@ func TestModelChangeNeverMixesVectors(t *testing.T) {
 			}
 			c.Close()
 
-			cfg.Embedder = app.EmbedderConfig{Kind: app.EmbedderHTTP, URL: hashingEndpoint(t), Model: "b", Dimension: vectors.HashingDimension}
+			cfg.Embedder = app.EmbedderConfig{Kind: app.EmbedderHTTP, HTTPConfig: vectors.HTTPConfig{URL: hashingEndpoint(t), Model: "b", Dimension: vectors.HashingDimension}}
 			c = openCatalog(t, cfg)
 			if current, _ := c.Indexer.Current(ctx); current {
 				t.Error("the index claims to be current for model B")
