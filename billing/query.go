@@ -1,0 +1,221 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Grouping columns of the ledger a report may group by: a fixed allow-list, never
+// input.
+const (
+	colApp          = "app"
+	colAction       = "action"
+	colFeature      = "feature"
+	colSource       = "source"
+	colClient       = "client"
+	colUser         = "user_name"
+	colAgent        = "agent"
+	colConversation = "conversation"
+	colDay          = "CAST(ts / 86400000 AS TEXT)"
+)
+
+const dayMs = 86400000
+
+// filter selects ledger rows: [from, to), and optionally one app, one user, MCP only.
+type filter struct {
+	from, to int64
+	app      string
+	user     string
+}
+
+// agg is one group of a report.
+type agg struct {
+	keys                            []string
+	units, credits, count, failures int64
+}
+
+// where renders f as conditions and arguments.
+func (f filter) where() (string, []any) {
+	to := f.to
+	if to <= 0 {
+		to = math.MaxInt64
+	}
+	w := " WHERE ts >= $1 AND ts < $2"
+	args := []any{f.from, to}
+	if f.app != "" {
+		args = append(args, f.app)
+		w += " AND app = $3"
+	}
+	if f.user != "" {
+		args = append(args, f.user)
+		if f.app != "" {
+			w += " AND user_name = $4"
+		} else {
+			w += " AND user_name = $3"
+		}
+	}
+	return w, args
+}
+
+// aggregate groups the rows f selects by cols (from the allow-list above).
+func (s *Service) aggregate(ctx context.Context, f filter, cols ...string) ([]agg, error) {
+	if err := s.Drain(ctx); err != nil {
+		return nil, err
+	}
+	w, args := f.where()
+	sel := strings.Join(cols, ", ")
+	q := "SELECT "
+	if sel != "" {
+		q += sel + ", "
+	}
+	q += "CAST(COALESCE(SUM(units), 0) AS BIGINT), CAST(COALESCE(SUM(credits), 0) AS BIGINT), COUNT(*), CAST(COALESCE(SUM(failed), 0) AS BIGINT) FROM billing_ledger" + w
+	if sel != "" {
+		q += " GROUP BY " + sel
+	}
+	var out []agg
+	err := s.read(ctx, func(db store.SQL) error {
+		rows, err := db.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a := agg{keys: make([]string, len(cols))}
+			dest := make([]any, 0, len(cols)+4)
+			for i := range a.keys {
+				dest = append(dest, &a.keys[i])
+			}
+			dest = append(dest, &a.units, &a.credits, &a.count, &a.failures)
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			if sel == "" && a.count == 0 {
+				continue
+			}
+			out = append(out, a)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// total is the one group of f with no grouping.
+func (s *Service) total(ctx context.Context, f filter) (agg, error) {
+	a, err := s.aggregate(ctx, f)
+	if err != nil || len(a) == 0 {
+		return agg{}, err
+	}
+	return a[0], nil
+}
+
+// each scans every row f selects with the columns each report needs beyond the
+// groups: ts, user, conversation, action, app, client, failed, latency, credits,
+// entities.
+func (s *Service) each(ctx context.Context, f filter, onlyEntities bool, fn func(e Entry) error) error {
+	if err := s.Drain(ctx); err != nil {
+		return err
+	}
+	w, args := f.where()
+	if onlyEntities {
+		w += " AND entities <> '[]'"
+	}
+	return s.read(ctx, func(db store.SQL) error {
+		rows, err := db.Query(ctx, `SELECT ts, user_name, is_bot, conversation, action, feature, app, source, client, failed,
+			latency_us, units, credits, entities FROM billing_ledger`+w, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e Entry
+			var bot, failed int64
+			var ents string
+			if err := rows.Scan(&e.Ts, &e.User, &bot, &e.Conversation, &e.Action, &e.Feature, &e.App, &e.Source, &e.Client,
+				&failed, &e.LatencyUs, &e.Units, &e.Credits, &ents); err != nil {
+				return err
+			}
+			e.IsBot, e.Failed = bot != 0, failed != 0
+			if onlyEntities {
+				_ = json.Unmarshal([]byte(ents), &e.Entities)
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+}
+
+// Range is a time range of a report, epoch milliseconds, [startTs, endTs).
+type Range struct {
+	StartTs int64 `json:"startTs"`
+	EndTs   int64 `json:"endTs"`
+}
+
+// maxRangeDays bounds the ranges of the reports with a per-day series.
+const maxRangeDays = 366
+
+// rangeOf resolves startTs and endTs (0 when absent): absent start is the current
+// cycle's start, absent end is now (inclusive of this millisecond). Errors: EInvalid.
+func (s *Service) rangeOf(startTs, endTs int64) (Range, error) {
+	now := s.now()
+	if startTs < 0 || endTs < 0 {
+		return Range{}, meridian.Errorf(meridian.EInvalid, "startTs and endTs are epoch milliseconds, 0 or more")
+	}
+	if startTs == 0 {
+		cs, _ := s.plan.Cycle(now)
+		startTs = cs.UnixMilli()
+	}
+	if endTs == 0 {
+		endTs = now.UnixMilli() + 1
+	}
+	if endTs < startTs {
+		return Range{}, meridian.Errorf(meridian.EInvalid, "endTs %d is before startTs %d", endTs, startTs)
+	}
+	return Range{StartTs: startTs, EndTs: endTs}, nil
+}
+
+// cycleRange is the current billing cycle up to now.
+func (s *Service) cycleRange() (Range, time.Time, time.Time) {
+	now := s.now()
+	cs, ce := s.plan.Cycle(now)
+	return Range{StartTs: cs.UnixMilli(), EndTs: now.UnixMilli() + 1}, cs, ce
+}
+
+// date is the ISO date (UTC) of a day number (ms / 86400000).
+func date(day int64) string { return time.UnixMilli(day * dayMs).UTC().Format(time.DateOnly) }
+
+// dayOf is the day number of a timestamp.
+func dayOf(ts int64) int64 { return ts / dayMs }
+
+// sortAggs orders groups by credits, then count, then keys, highest first.
+func sortAggs(a []agg) {
+	sort.Slice(a, func(i, j int) bool {
+		if a[i].credits != a[j].credits {
+			return a[i].credits > a[j].credits
+		}
+		if a[i].count != a[j].count {
+			return a[i].count > a[j].count
+		}
+		return strings.Join(a[i].keys, "\x00") < strings.Join(a[j].keys, "\x00")
+	})
+}
+
+// percentile is the p-th percentile (0..1) of sorted values, nearest rank.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return sorted[i]
+}
