@@ -21,6 +21,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/billing"
+	"github.com/meridian-catalog/meridian/collab"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -34,6 +36,9 @@ import (
 
 // CatalogFile is the SQLite database in the data directory.
 const CatalogFile = "catalog.db"
+
+// billingJournalDir holds the billing journal's segments in the data directory.
+const billingJournalDir = "billing-journal"
 
 // Issuer is the issuer of the JWTs the token authority signs.
 const Issuer = "meridian"
@@ -64,6 +69,14 @@ type Config struct {
 	// Embedder chooses the embedder of semantic search; its zero value reads the
 	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
 	Embedder EmbedderConfig
+	// Billing is the credit plan and price table; nil reads the MERIDIAN_BILLING*
+	// environment (BillingFromEnv).
+	Billing *BillingConfig
+	// Notifier delivers credit alerts and the weekly digest (webhook, e-mail); nil
+	// drops them (logged).
+	Notifier collab.Notifier
+	// Now is the clock of billing; nil means time.Now.
+	Now func() time.Time
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -96,6 +109,10 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// Billing is the credit ledger: it meters the tools (through rpc), the metered REST
+	// operations (through rest) and the embedder, and enforces the budgets; Run drains
+	// its journal.
+	Billing *billing.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -144,6 +161,20 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	bc := cfg.Billing
+	if bc == nil {
+		env, err := BillingFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		bc = &env
+	}
+	bill, err := billing.New(ctx, billing.Config{Driver: db, JournalDir: filepath.Join(cfg.DataDir, billingJournalDir),
+		Plan: bc.Plan, Prices: bc.Prices, Notifier: cfg.Notifier, Sealer: sealer, Now: cfg.Now, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open billing: %w", err)
+	}
+	emb = bill.Embedder(emb)
 	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
 	// capabilities arrive; the engine notifies the dispatcher built after it.
 	var outbox *store.Dispatcher
@@ -195,7 +226,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine}, nil
+		Search: engine, Billing: bill}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -243,16 +274,22 @@ func (c *Catalog) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
+	wg.Go(func() { c.Billing.Run(ctx) })
 	wg.Wait()
 }
 
-// Close closes the store.
-func (c *Catalog) Close() error { return c.Driver.Close() }
+// Close drains the billing journal into the ledger and closes the store.
+func (c *Catalog) Close() error {
+	if err := c.Billing.Close(context.Background()); err != nil {
+		slog.Default().Warn("billing: the journal was not drained; it is replayed at the next start", "err", err)
+	}
+	return c.Driver.Close()
+}
 
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), billing.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

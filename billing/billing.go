@@ -177,14 +177,16 @@ func (s *Service) Prices() *PriceTable { return s.prices }
 // Plan returns the plan.
 func (s *Service) Plan() Plan { return s.plan }
 
-// Run drains the journal into the ledger every FlushInterval and evaluates the credit
-// alert after each drain and every minute, until ctx ends; then it drains once more
-// and closes the journal.
+// Run drains the journal into the ledger every FlushInterval, reloads the budgets
+// (another node may change them) every 50 drains, and evaluates the credit alert after
+// each drain that moved entries and every minute, until ctx ends; then it drains once
+// more.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(s.flush)
 	defer flush.Stop()
 	alerts := time.NewTicker(alertTickEvery)
 	defer alerts.Stop()
+	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,9 +194,13 @@ func (s *Service) Run(ctx context.Context) {
 			if err := s.Drain(bg); err != nil {
 				s.log.Error("billing: final drain failed", "err", err)
 			}
-			s.journal.close()
 			return
 		case <-flush.C:
+			if ticks++; ticks%50 == 0 {
+				if err := s.ReloadBudgets(ctx); err != nil && ctx.Err() == nil {
+					s.log.Error("billing: reload the budgets", "err", err)
+				}
+			}
 			n, err := s.drain(ctx)
 			if err != nil {
 				s.log.Error("billing: drain failed", "err", err)
@@ -209,6 +215,15 @@ func (s *Service) Run(ctx context.Context) {
 			s.evaluateLogged(ctx)
 		}
 	}
+}
+
+// Close drains the journal into the ledger and closes it; entries recorded later are
+// lost, so the edges stop first. Call it before the store closes. Errors: the
+// store's (the entries then stay in the journal for the next start).
+func (s *Service) Close(ctx context.Context) error {
+	err := s.Drain(ctx)
+	s.journal.close()
+	return err
 }
 
 // Drain moves every journaled entry into the ledger table now (Run does it on its

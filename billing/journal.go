@@ -74,6 +74,9 @@ func (j *journal) append(line []byte) error {
 func (j *journal) rotate() (*os.File, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.f == nil { // closed: nothing more is journaled
+		return nil, nil
+	}
 	old := j.f
 	if err := j.rotateLocked(); err != nil {
 		j.f = old

@@ -179,6 +179,11 @@ func (s *Service) Reserve(ctx context.Context, feature, action string, units int
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.admitLocked(ctx, e, now); err != nil {
+		if meridian.ErrorCode(err) == meridian.ETooManyRequests {
+			// A refused call is on the ledger as a failure that cost nothing.
+			e.Failed, e.Credits = true, 0
+			s.append(e)
+		}
 		return nil, err
 	}
 	s.countLocked(e, e.Credits)

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +95,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !readBody(w, r) {
 		return
 	}
-	h.mcp.ServeHTTP(w, r.WithContext(meridian.WithPrincipal(r.Context(), p)))
+	ctx := context.WithValue(meridian.WithPrincipal(r.Context(), p), httpClientKey{}, httpClient{userAgent: r.Header.Get("User-Agent"),
+		conversation: r.Header.Get("X-Meridian-Conversation-Id"), agent: r.Header.Get("X-Meridian-Agent")})
+	h.mcp.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // readBody reads a POST body whole and puts it back on r for the MCP library, which
