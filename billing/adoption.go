@@ -97,7 +97,7 @@ func boundWeeks(w int) (int, error) {
 
 // activity is what the adoption reports know of each user from the ledger.
 type activity struct {
-	first, last map[string]int64         // all time
+	first, last map[string]int64          // all time
 	days        map[string]map[int64]bool // active UTC days in the scanned window
 	agg         map[string]*UserAggregate
 	dayUsers    map[int64]map[string]bool

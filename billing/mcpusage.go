@@ -98,7 +98,7 @@ func (s *Service) MCPUsageSummary(ctx context.Context, p *meridian.Principal, st
 	users, clients, tools := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var lat []int64
 	var credits int64
-	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP}, false, func(e Entry) error {
+	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, false, func(e Entry) error {
 		out.Calls++
 		if e.Failed {
 			out.Failures++
@@ -133,7 +133,7 @@ func (s *Service) MCPUsageHistory(ctx context.Context, p *meridian.Principal, st
 	if err != nil {
 		return MCPHistory{}, err
 	}
-	groups, err := s.aggregate(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP}, colDay)
+	groups, err := s.aggregate(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, colDay)
 	if err != nil {
 		return MCPHistory{}, err
 	}
@@ -167,7 +167,7 @@ func (s *Service) MCPUsageTools(ctx context.Context, p *meridian.Principal, star
 		lat []int64
 	}
 	idx := map[string]*acc{}
-	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP}, false, func(e Entry) error {
+	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, false, func(e Entry) error {
 		a := idx[e.Action]
 		if a == nil {
 			a = &acc{t: MCPTool{Tool: e.Action}}
@@ -216,7 +216,7 @@ func (s *Service) MCPUsageUsers(ctx context.Context, p *meridian.Principal, star
 		clients map[string]bool
 	}
 	idx := map[string]*acc{}
-	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP}, false, func(e Entry) error {
+	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, false, func(e Entry) error {
 		a := idx[e.User]
 		if a == nil {
 			a = &acc{u: MCPUser{User: e.User}, clients: map[string]bool{}, latest: -1}

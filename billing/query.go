@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -28,11 +29,13 @@ const (
 
 const dayMs = 86400000
 
-// filter selects ledger rows: [from, to), and optionally one app, one user, MCP only.
+// filter selects ledger rows: [from, to), and optionally one app, one user, and
+// tool calls only (no embeddings computed inside them).
 type filter struct {
 	from, to int64
 	app      string
 	user     string
+	calls    bool
 }
 
 // agg is one group of a report.
@@ -51,15 +54,15 @@ func (f filter) where() (string, []any) {
 	args := []any{f.from, to}
 	if f.app != "" {
 		args = append(args, f.app)
-		w += " AND app = $3"
+		w += fmt.Sprintf(" AND app = $%d", len(args))
 	}
 	if f.user != "" {
 		args = append(args, f.user)
-		if f.app != "" {
-			w += " AND user_name = $4"
-		} else {
-			w += " AND user_name = $3"
-		}
+		w += fmt.Sprintf(" AND user_name = $%d", len(args))
+	}
+	if f.calls {
+		args = append(args, FeatureEmbeddings)
+		w += fmt.Sprintf(" AND feature <> $%d", len(args))
 	}
 	return w, args
 }

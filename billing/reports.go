@@ -15,7 +15,9 @@ type Usage struct {
 	Actions int64   `json:"actions"`
 }
 
-func usageOf(a agg) Usage { return Usage{Units: a.units, Credits: creditsOf(a.credits), Actions: a.count} }
+func usageOf(a agg) Usage {
+	return Usage{Units: a.units, Credits: creditsOf(a.credits), Actions: a.count}
+}
 
 // ActionUsage is one action's usage: raw units in its unit, converted credits.
 type ActionUsage struct {

@@ -78,8 +78,8 @@ func (s *server) billingRoutes() []route {
 		{method: http.MethodGet, path: p + "/credits/breakdown/users", handler: s.h(s.breakdownUsers), id: "getCreditsByUser",
 			summary: "Get the credits by user, current cycle", params: app, responses: ok("The users.", billing.UsersBreakdown{}, 400)},
 		{method: http.MethodGet, path: p + "/credits/breakdown/users/{userName}/agents", handler: s.h(s.breakdownUserAgents), id: "getCreditsByUserAgent",
-			summary: "Get one user's credits by agent and source, current cycle",
-			params:  cat([]any{pathParamSpec("userName", "The user's name.", obj{"type": "string", "minLength": 1, "maxLength": 200})}, app),
+			summary:   "Get one user's credits by agent and source, current cycle",
+			params:    cat([]any{pathParamSpec("userName", "The user's name.", obj{"type": "string", "minLength": 1, "maxLength": 200})}, app),
 			responses: ok("The agents.", billing.AgentsBreakdown{}, 400, 404)},
 		{method: http.MethodGet, path: p + "/credits/breakdown/sources", handler: s.h(s.breakdownSources), id: "getCreditsBySource",
 			summary: "Get the credits by application source, current cycle", description: "A source is the MCP client's name, REST, UI or system.",
@@ -103,14 +103,14 @@ func (s *server) billingRoutes() []route {
 			responses: ok("The snapshot.", billing.WeeklyImpact{})},
 		{method: http.MethodPost, path: p + "/weekly-impact/send-digest", handler: s.h(s.sendDigest), id: "sendWeeklyImpactDigest",
 			summary: "E-mail the weekly snapshot to the admins", description: "To every active (not deleted) non-bot admin user with an e-mail address; 503 when no notifier is configured.",
-			responses: ok("What was sent.", billing.Digest{}, 503)},
+			responses: ok("What was sent.", billing.Digest{})},
 		{method: http.MethodGet, path: p + "/adoption", handler: s.h(s.adoption), id: "getAdoption",
 			summary: "Get the adoption report", description: "Daily and weekly active users, the activation funnel (billable, activated, active in 30 days, engaged on 4+ of 30 days), feature adoption and per-user aggregates over the last days days.",
 			params: []any{weeks, days}, responses: ok("The report.", billing.Adoption{}, 400)},
 		{method: http.MethodGet, path: p + "/adoption/summary", handler: s.h(s.adoptionSummary), id: "getAdoptionSummary",
 			summary: "Get the adoption summary", params: []any{weeks}, responses: ok("The summary.", billing.AdoptionSummary{}, 400)},
 		{method: http.MethodGet, path: p + "/adoption/users", handler: s.h(s.adoptionUsers), id: "listAdoptionUsers",
-			summary: "List the billable users with their status and 30-day aggregates",
+			summary:     "List the billable users with their status and 30-day aggregates",
 			description: "Non-bot users: active, dormant (activated, idle 30 days), never activated, and soft-deleted.",
 			params: []any{
 				queryParam("page", "Page number, from 0.", obj{"type": "integer", "minimum": 0, "default": 0}),
@@ -139,9 +139,9 @@ func (s *server) billingRoutes() []route {
 			summary: "Get the credit alert", description: "404 when none is configured. Webhook secret keys are masked.",
 			responses: ok("The alert.", billing.CreditAlert{}, 404)},
 		{method: http.MethodPut, path: p + "/creditAlert", handler: s.h(s.putCreditAlert), id: "putCreditAlert",
-			summary: "Create or replace the credit alert",
+			summary:     "Create or replace the credit alert",
 			description: "Rule types poolPercentUsed (percent of the pool), dailyCredits (credits per UTC day), dailySpike (a day at least multiplier times the previous 7 days' average and at least minAbsolute), runCredits (credits of one conversation), runwayDays (days of pool left at the last 7 days' rate). Each threshold fires once per window through the destinations.",
-			body: jsonBody("The alert.", alertSchema, true), responses: ok("The stored alert.", billing.CreditAlert{}, 400, 413)},
+			body:        jsonBody("The alert.", alertSchema, true), responses: ok("The stored alert.", billing.CreditAlert{}, 400, 413)},
 	}
 	for i := range rs {
 		rs[i].tag = "billing"
@@ -273,7 +273,9 @@ func (s *server) creditsConversations(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return s.bill(w, func(b *billing.Service) (any, error) { return b.CreditsByConversation(r.Context(), principal(r), start, end) })
+	return s.bill(w, func(b *billing.Service) (any, error) {
+		return b.CreditsByConversation(r.Context(), principal(r), start, end)
+	})
 }
 
 func (s *server) creditsApps(w http.ResponseWriter, r *http.Request) error {
@@ -311,7 +313,9 @@ func (s *server) breakdownUserAgents(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	app := r.URL.Query().Get("app")
-	return s.bill(w, func(b *billing.Service) (any, error) { return b.BreakdownUserAgents(r.Context(), principal(r), user, app) })
+	return s.bill(w, func(b *billing.Service) (any, error) {
+		return b.BreakdownUserAgents(r.Context(), principal(r), user, app)
+	})
 }
 
 func (s *server) breakdownSources(w http.ResponseWriter, r *http.Request) error {
