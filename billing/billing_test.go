@@ -122,6 +122,7 @@ func testPriceVersions(t *testing.T, f *fixture) {
 	if v := f.svc.Prices().Version; v != 2 {
 		t.Fatalf("changed table got version %d, want 2", v)
 	}
+	f.clock.Add(time.Second)
 	f.mustCall(as(alice, billing.AppMCP, "c 1", ""), billing.FeatureMCPToolCalls, "get_entity_details")
 	got := f.ledger()
 	if len(got) != 2 || got[0].Credits != 1_000_000 || got[0].PriceVersion != 1 || got[1].Credits != 4_000_000 || got[1].PriceVersion != 2 {
