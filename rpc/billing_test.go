@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -105,9 +106,13 @@ func TestToolCallsAreMeteredAndBudgetsEnforced(t *testing.T) {
 	go func() {
 		done <- rpc.ServeStdio(ctx, rpc.Config{Tools: c.Tools, Principal: user, Billing: c.Billing}, inR, outW)
 	}()
+	// As a real client does, wait for the initialize answer before calling.
+	_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdio-client","version":"0.3"}}}`+"\n")
+	if _, err := bufio.NewReader(outR).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
 	go func() { _, _ = io.Copy(io.Discard, outR) }()
 	_, _ = io.WriteString(inW, strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdio-client","version":"0.3"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_metadata","arguments":{"query":"orders"}}}`,
 	}, "\n")+"\n")
