@@ -173,7 +173,8 @@ func TestBillingBudgetsAreEnforcedOverRESTAndMCP(t *testing.T) {
 func TestBillingMetersTheTypeScriptSDK(t *testing.T) {
 	m := requireMCPClients(t)
 	s := startServer(t)
-	s.admin.must(200, "PUT", "/api/v1/billing/budgets", map[string]any{"budgets": []any{map[string]any{"window": "DAILY", "credits": 1}}})
+	// A user ceiling: the indexer's embeddings (the system's spend) do not count.
+	s.admin.must(200, "PUT", "/api/v1/billing/budgets", map[string]any{"budgets": []any{map[string]any{"window": "DAILY", "credits": 1, "scope": "user"}}})
 	run := m.runTSClient(t, httpTarget(s, "/mcp", s.adminToken), []call{
 		{Tool: "search_metadata", Arguments: map[string]any{"query": "orders"}},
 		{Tool: "search_metadata", Arguments: map[string]any{"query": "orders"}},

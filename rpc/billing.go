@@ -1,8 +1,12 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -19,13 +23,61 @@ const (
 	metaAgent        = "agent"
 )
 
-// httpClient is what the HTTP transport knows of the caller beyond the token: a
-// stateless exchange keeps no initialize clientInfo, so User-Agent names the client.
+// httpClient is what the HTTP transport knows of the caller beyond the token: the
+// clientInfo the same principal's client (same User-Agent) sent in its last
+// initialize, since a stateless exchange keeps no session, else its User-Agent.
 type httpClient struct {
+	info                           *mcp.Implementation
 	userAgent, conversation, agent string
 }
 
 type httpClientKey struct{}
+
+// maxClientInfos bounds the remembered initialize clientInfos; past it they are
+// forgotten all at once (a client then shows as its User-Agent until it initializes).
+const maxClientInfos = 4096
+
+// clientInfos remembers, per principal and User-Agent, the clientInfo of the last
+// initialize over stateless HTTP.
+type clientInfos struct {
+	mu sync.Mutex
+	m  map[string]mcp.Implementation
+}
+
+func newClientInfos() *clientInfos { return &clientInfos{m: map[string]mcp.Implementation{}} }
+
+// of records the clientInfo of an initialize body and returns what is known of the
+// request's client.
+func (c *clientInfos) of(r *http.Request, p *meridian.Principal, body []byte) httpClient {
+	h := httpClient{userAgent: r.Header.Get("User-Agent"), conversation: r.Header.Get("X-Meridian-Conversation-Id"),
+		agent: r.Header.Get("X-Meridian-Agent")}
+	key := h.userAgent
+	if p != nil {
+		key = p.Name + "\x00" + key
+	}
+	if bytes.Contains(body, []byte(`"initialize"`)) {
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				ClientInfo mcp.Implementation `json:"clientInfo"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" && msg.Params.ClientInfo.Name != "" {
+			c.mu.Lock()
+			if len(c.m) >= maxClientInfos {
+				c.m = map[string]mcp.Implementation{}
+			}
+			c.m[key] = msg.Params.ClientInfo
+			c.mu.Unlock()
+		}
+	}
+	c.mu.Lock()
+	if info, ok := c.m[key]; ok {
+		h.info = &info
+	}
+	c.mu.Unlock()
+	return h
+}
 
 // meter admits a tool call against the budgets and returns its reservation, with the
 // call's attribution on the context; a refused call returns the isError result to
@@ -41,6 +93,9 @@ func meter(ctx context.Context, c Config, p *meridian.Principal, name string, re
 		a.ClientName, a.ClientVersion = s.GetClientInfo().Name, s.GetClientInfo().Version
 	}
 	if h, ok := ctx.Value(httpClientKey{}).(httpClient); ok {
+		if a.ClientName == "" && h.info != nil {
+			a.ClientName, a.ClientVersion = h.info.Name, h.info.Version
+		}
 		if a.ClientName == "" && h.userAgent != "" {
 			a.ClientName, a.ClientVersion, _ = strings.Cut(h.userAgent, "/")
 			a.ClientVersion, _, _ = strings.Cut(a.ClientVersion, " ")
