@@ -14,7 +14,7 @@ import (
 
 // newBillingFixture is the REST server with the billing service, as `meridian serve`
 // wires it.
-func newBillingFixture(t *testing.T) *fixture {
+func newBillingFixture(t testing.TB) *fixture {
 	t.Helper()
 	cat, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir()})
 	if err != nil {
