@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -215,6 +216,10 @@ func (s *Service) drain(ctx context.Context) (int, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.drainMu.Lock()
+	if len(s.pending) == 0 {
+		s.drainMu.Unlock()
+		return 0, nil
+	}
 	old, err := s.journal.rotate()
 	batch := s.pending
 	s.pending = nil
@@ -248,20 +253,42 @@ func (s *Service) insert(ctx context.Context, batch []Entry) error {
 	return s.write(ctx, func(tx store.Tx) error { return insertEntries(ctx, tx.SQL(), batch) })
 }
 
+// insertRows is how many entries one INSERT statement carries.
+const insertRows = 100
+
 func insertEntries(ctx context.Context, db store.SQL, batch []Entry) error {
-	for _, e := range batch {
-		ents := "[]"
-		if len(e.Entities) > 0 {
-			b, _ := json.Marshal(e.Entities)
-			ents = string(b)
+	const cols = 17
+	for len(batch) > 0 {
+		n := min(len(batch), insertRows)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO billing_ledger (id, ts, feature, action, app, source, client, user_name, is_bot,
+			agent, conversation, units, credits, price_version, failed, latency_us, entities) VALUES `)
+		args := make([]any, 0, n*cols)
+		for r, e := range batch[:n] {
+			ents := "[]"
+			if len(e.Entities) > 0 {
+				b, _ := json.Marshal(e.Entities)
+				ents = string(b)
+			}
+			if r > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for c := 1; c <= cols; c++ {
+				if c > 1 {
+					q.WriteString(", ")
+				}
+				q.WriteString("$" + strconv.Itoa(r*cols+c))
+			}
+			q.WriteString(")")
+			args = append(args, e.ID, e.Ts, e.Feature, e.Action, e.App, e.Source, e.Client, e.User, b2i(e.IsBot), e.Agent,
+				e.Conversation, e.Units, e.Credits, e.PriceVersion, b2i(e.Failed), e.LatencyUs, ents)
 		}
-		if _, err := db.Exec(ctx, `INSERT INTO billing_ledger (id, ts, feature, action, app, source, client, user_name, is_bot,
-			agent, conversation, units, credits, price_version, failed, latency_us, entities)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
-			e.ID, e.Ts, e.Feature, e.Action, e.App, e.Source, e.Client, e.User, b2i(e.IsBot), e.Agent, e.Conversation,
-			e.Units, e.Credits, e.PriceVersion, b2i(e.Failed), e.LatencyUs, ents); err != nil {
+		q.WriteString(" ON CONFLICT (id) DO NOTHING")
+		if _, err := db.Exec(ctx, q.String(), args...); err != nil {
 			return err
 		}
+		batch = batch[n:]
 	}
 	return nil
 }
