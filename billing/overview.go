@@ -38,19 +38,32 @@ func (s *Service) Overview(ctx context.Context, p *meridian.Principal) (Overview
 	if err := requireAdmin(p); err != nil {
 		return Overview{}, err
 	}
-	pool, err := s.pool(ctx)
+	// One grouping of the cycle gives the apps, the meters and the pool.
+	_, cs, ce := s.cycleRange()
+	apps, err := s.apps(ctx, Range{StartTs: cs.UnixMilli(), EndTs: ce.UnixMilli()})
 	if err != nil {
 		return Overview{}, err
 	}
-	r := Range{StartTs: pool.CycleStart, EndTs: pool.CycleEnd}
-	meters, err := s.features(ctx, filter{from: r.StartTs, to: r.EndTs})
-	if err != nil {
-		return Overview{}, err
+	byFeature := map[string]Usage{}
+	var used int64
+	for _, a := range apps {
+		for _, x := range a.Actions {
+			u := byFeature[x.Feature]
+			u.Units += x.Units
+			u.Actions += x.Usage.Actions
+			u.Credits = creditsOf(microOf(u.Credits) + microOf(x.Credits))
+			byFeature[x.Feature] = u
+			used += microOf(x.Credits)
+		}
 	}
-	apps, err := s.apps(ctx, r)
-	if err != nil {
-		return Overview{}, err
+	meters := []FeatureUsage{}
+	for _, name := range s.prices.FeatureNames() {
+		pr := s.prices.Features[name]
+		meters = append(meters, FeatureUsage{Feature: name, Unit: pr.Unit, CreditsPerUnit: pr.Credits, Usage: byFeature[name]})
 	}
+	usedCredits := creditsOf(used)
+	pool := Pool{Plan: s.plan.Name, CycleStart: cs.UnixMilli(), CycleEnd: ce.UnixMilli(), CreditsPerCycle: s.plan.CreditsPerCycle,
+		Used: usedCredits, Remaining: max(0, s.plan.CreditsPerCycle-usedCredits), PercentUsed: round2(100 * usedCredits / s.plan.CreditsPerCycle)}
 	budgets, err := s.budgetStatus(ctx, "")
 	if err != nil {
 		return Overview{}, err

@@ -13,7 +13,7 @@
 //     (journal write), and entries drained per second into the table;
 //  3. bulk-loads -entries ledger rows spread over the current billing cycle (generated
 //     by the database itself) and times the overview and the breakdown reports (median
-//     of 5 after a warm-up).
+//     of 3 after a warm-up).
 //
 // The report goes to stdout and to -o.
 package main
@@ -286,7 +286,7 @@ func reportTimes(ctx context.Context, b *strings.Builder, cat *app.Catalog, n in
 			return 0, err
 		}
 		var ds []time.Duration
-		for i := 0; i < 5; i++ {
+		for i := 0; i < 3; i++ {
 			t := time.Now()
 			if err := fn(); err != nil {
 				return 0, err
@@ -295,7 +295,7 @@ func reportTimes(ctx context.Context, b *strings.Builder, cat *app.Catalog, n in
 		}
 		return pct(ds, 0.5), nil
 	}
-	fmt.Fprintf(b, "### Reports over %d ledger entries (bulk-loaded in %s, over the current cycle)\n\n| Report | Median of 5 |\n| --- | ---: |\n",
+	fmt.Fprintf(b, "### Reports over %d ledger entries (bulk-loaded in %s, over the current cycle)\n\n| Report | Median of 3 |\n| --- | ---: |\n",
 		n, seed.Round(time.Second))
 	for _, r := range []struct {
 		name string
