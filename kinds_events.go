@@ -48,26 +48,14 @@ var EventTypes = []string{EventEntityCreated, EventEntityUpdated, EventEntitySof
 func eventKinds() []*Kind {
 	return []*Kind{
 		{Name: KindEventSubscription, Collection: "events/subscriptions", Fields: []string{"owners", "followers"},
-			SoftDelete: true, NoLineage: true, DedicatedFlows: true, Computed: []string{"statusDetails"},
-			Prepare: prepareEventSubscription, Validate: validateEventSubscription, Deletable: deletableEventSubscription,
+			SoftDelete: true, NoLineage: true, DedicatedFlows: true, AdminOnly: true, Computed: []string{"statusDetails"},
+			Prepare: prepareEventSubscription, Validate: validateEventSubscription,
 			Filters: []Filter{{Param: "alertType", Field: "alertType"}}},
 		{Name: KindAnnouncement, Collection: "announcements", Fields: []string{"owners", "followers", "votes"},
 			SoftDelete: true, NoLineage: true, Prepare: prepareAnnouncement, Validate: validateAnnouncement,
 			Filters: []Filter{{Param: "entityLink", Field: "entityLink"}}},
 	}
 }
-
-// onlyAdmins refuses a caller that is not an admin (nil is the engine's own write).
-func onlyAdmins(p *Principal, what string) error {
-	if p == nil || p.IsAdmin() {
-		return nil
-	}
-	return Errorf(EForbidden, "Principal: CatalogPrincipal{name='%s'} operations [%s] not allowed: only admins manage event subscriptions", p.Name, what)
-}
-
-// deletableEventSubscription keeps deletes to admins: a subscription sends the catalog's
-// changes outside.
-func deletableEventSubscription(p *Principal, _ Entity) error { return onlyAdmins(p, "Delete") }
 
 // prepareEventSubscription gives every destination an id (kept from the stored
 // subscription when the destination's type and position are unchanged), so delivery
@@ -99,14 +87,11 @@ func prepareEventSubscription(_ context.Context, _ Catalog, w *Write) error {
 	return nil
 }
 
-// validateEventSubscription checks what the schema cannot: only admins write one; each
-// destination has what its type needs (an http(s) endpoint without credentials in it,
+// validateEventSubscription checks what the schema cannot (only admins write one: the
+// kind is AdminOnly, which the policy enforces): each destination has what its type needs (an http(s) endpoint without credentials in it,
 // valid e-mail receivers); destination ids are unique; each filter takes its own
 // argument with known event types and valid fully qualified names.
 func validateEventSubscription(_ context.Context, _ Catalog, w *Write) error {
-	if err := onlyAdmins(w.Principal, "EditAll"); err != nil {
-		return err
-	}
 	e := w.New
 	dests, _ := e["destinations"].([]any)
 	ids := map[string]bool{}

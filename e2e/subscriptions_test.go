@@ -239,6 +239,10 @@ func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
 	expectError(t, steward.c.do("POST", "/api/v1/events/subscriptions", map[string]any{"name": "mine",
 		"destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com/h"}}}}, nil), http.StatusForbidden, "")
 	expectError(t, steward.c.do("DELETE", "/api/v1/events/subscriptions/"+id, nil, nil), http.StatusForbidden, "")
+	c.must(http.StatusOK, "DELETE", "/api/v1/events/subscriptions/"+id, nil)
+	expectError(t, steward.c.do("PUT", "/api/v1/events/subscriptions/restore", map[string]any{"id": id}, nil), http.StatusForbidden, "")
+	c.must(http.StatusOK, "PUT", "/api/v1/events/subscriptions/restore", map[string]any{"id": id})
+	expectError(t, steward.c.do("PATCH", "/api/v1/events/subscriptions/"+id, ops(patchOp("add", "/enabled", true)), nil), http.StatusForbidden, "")
 	got := steward.c.must(http.StatusOK, "GET", "/api/v1/events/subscriptions/"+id, nil)
 	if cfg := object(object(list(got["destinations"])[0])["config"]); cfg["secretKey"] != "*********" {
 		t.Errorf("a steward sees the secret: %v", cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -330,16 +331,14 @@ delivered = delivered + 1, last_success_at = $4, updated_at = $4 WHERE subscript
 	})
 }
 
-// destinationError names the destination that failed: its type and endpoint (without
-// its query) or receivers count, never a secret.
+// destinationError names the destination that failed by its type and, for a webhook,
+// its scheme and host only (a path or query may hold a token), then says what happened.
 func destinationError(d collab.Destination, delivery collab.Delivery, err error) string {
 	where := d.Type
 	if d.Type == collab.DestinationWebhook {
-		ep := d.Config.Endpoint
-		if i := strings.IndexAny(ep, "?#"); i >= 0 {
-			ep = ep[:i]
+		if u, perr := url.Parse(d.Config.Endpoint); perr == nil && u.Host != "" {
+			where += " " + u.Scheme + "://" + u.Host
 		}
-		where += " " + ep
 	}
 	msg := delivery.Error
 	if msg == "" {

@@ -390,6 +390,12 @@ func testOnlyAdmins(t *testing.T, f *fixture) {
 	if _, err := f.ents.Delete(f.ctx, steward, meridian.KindEventSubscription, store.ByID(sub.ID()), store.DeleteOptions{}); meridian.ErrorCode(err) != meridian.EForbidden {
 		t.Fatalf("a steward's delete: %v", err)
 	}
+	if _, err := f.ents.Delete(f.ctx, f.admin, meridian.KindEventSubscription, store.ByID(sub.ID()), store.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ents.Restore(f.ctx, steward, meridian.KindEventSubscription, sub.ID()); meridian.ErrorCode(err) != meridian.EForbidden {
+		t.Fatalf("a steward's restore: %v", err)
+	}
 	if _, err := f.svc.TestDestination(f.ctx, steward, events.TestRequest{Destinations: []collabDestination{webhook(r.URL, "")}}); meridian.ErrorCode(err) != meridian.EForbidden {
 		t.Fatalf("a steward's testDestination: %v", err)
 	}
