@@ -5,6 +5,7 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 )
@@ -122,6 +123,12 @@ func validateEventSubscription(_ context.Context, _ Catalog, w *Write) error {
 			}
 		}
 	}
+	resources, _ := e["resources"].([]any)
+	for _, r := range resources {
+		if s, _ := r.(string); s != ResourceAll && !knownKind(s) {
+			return Errorf(EInvalid, "resources: unknown entity type %s", s)
+		}
+	}
 	input, _ := e["input"].(map[string]any)
 	filters, _ := input["filters"].([]any)
 	for i, f := range filters {
@@ -141,6 +148,10 @@ func validateEventSubscription(_ context.Context, _ Catalog, w *Write) error {
 					if !contains(EventTypes, s) {
 						return Errorf(EInvalid, "input.filters[%d]: unknown event type %s", i, s)
 					}
+				case FilterByEntityType:
+					if s != ResourceAll && !knownKind(s) {
+						return Errorf(EInvalid, "input.filters[%d]: unknown entity type %s", i, s)
+					}
 				case FilterByFQN:
 					if _, err := SplitFQN(s); err != nil {
 						return Errorf(EInvalid, "input.filters[%d]: %s", i, err.Error())
@@ -151,6 +162,22 @@ func validateEventSubscription(_ context.Context, _ Catalog, w *Write) error {
 	}
 	return nil
 }
+
+// kindNames are the names of every kind served, read once (set in init: DefaultKinds
+// refers to the hooks that read it).
+var kindNames func() map[string]bool
+
+func init() {
+	kindNames = sync.OnceValue(func() map[string]bool {
+		out := map[string]bool{}
+		for _, k := range DefaultKinds() {
+			out[k.Name] = true
+		}
+		return out
+	})
+}
+
+func knownKind(name string) bool { return kindNames()[name] }
 
 // ValidateWebhookEndpoint checks a webhook endpoint: an absolute http or https URL with a
 // host, and no user:password in it (a secret belongs in secretKey or headers, which are

@@ -249,6 +249,7 @@ func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
 	}
 	for _, bad := range []map[string]any{
 		{"name": "noDest"},
+		{"name": "badResource", "resources": []any{"tablez"}, "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com"}}}},
 		{"name": "badType", "destinations": []any{map[string]any{"type": "Slack", "config": map[string]any{}}}},
 		{"name": "noEndpoint", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{}}}},
 		{"name": "creds", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://u:p@example.com"}}}},

@@ -143,15 +143,18 @@ func ParseNetworks(s string) ([]netip.Prefix, error) {
 		if part == "" {
 			continue
 		}
-		if p, err := netip.ParsePrefix(part); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(part)
+		p, err := netip.ParsePrefix(part)
 		if err != nil {
-			return nil, fmt.Errorf("invalid network %q: use CIDR notation such as 10.0.0.0/8 or an address", part)
+			a, aerr := netip.ParseAddr(part)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("invalid network %q: use CIDR notation such as 10.0.0.0/8 or an address", part)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 { // connections are checked unmapped
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
 	}
 	return out, nil
 }

@@ -146,3 +146,21 @@ func TestParseNetworks(t *testing.T) {
 		t.Fatal("a host name was accepted")
 	}
 }
+
+func FuzzParseNetworks(f *testing.F) {
+	for _, s := range []string{"127.0.0.1/8,::1", "10.0.0.0/8", "", " , ", "fe80::1%eth0", "1.2.3.4/33", "::ffff:127.0.0.1", "::ffff:10.0.0.0/104"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		nets, err := events.ParseNetworks(s)
+		if err != nil {
+			return
+		}
+		n := events.NewNotifier(events.SMTPConfig{}, nets)
+		for _, p := range nets {
+			if !p.IsValid() || !n.Allowed(p.Addr()) {
+				t.Fatalf("%q: parsed network %v is not allowed", s, p)
+			}
+		}
+	})
+}
