@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -86,9 +87,10 @@ const maxDueScan = 1000
 func (s *Service) dueSubscriptions(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.ents.InTx(ctx, false, func(tx store.Tx) error {
-		rows, err := tx.SQL().Query(ctx, `SELECT q.subscription_id FROM event_subscription_queue q
-WHERE q.seq = (SELECT MIN(h.seq) FROM event_subscription_queue h WHERE h.subscription_id = q.subscription_id)
-AND q.next_attempt_at <= $1 ORDER BY q.next_attempt_at, q.subscription_id LIMIT $2`, s.now(), maxDueScan)
+		// One row per subscription, each with one index lookup of its queue's head.
+		rows, err := tx.SQL().Query(ctx, `SELECT s.subscription_id FROM event_subscription_state s
+WHERE (SELECT q.next_attempt_at FROM event_subscription_queue q WHERE q.subscription_id = s.subscription_id
+ORDER BY q.seq LIMIT 1) <= $1 ORDER BY s.subscription_id LIMIT $2`, s.now(), maxDueScan)
 		if err != nil {
 			return err
 		}
@@ -114,6 +116,7 @@ type queued struct {
 	nextAttempt   int64
 	deliveredTo   map[string]bool
 	deliveredList string
+	unreadable    error // the stored event does not decode
 }
 
 // deliverQueue delivers one subscription's queue, in order, until it is empty, its head
@@ -185,7 +188,9 @@ FROM event_subscription_queue WHERE subscription_id = $1 ORDER BY seq LIMIT 1`, 
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(raw), &q.event); err != nil {
-		return nil, err
+		// Unreadable: no retry can send it; give it up so the queue goes on.
+		q.event = meridian.ChangeEvent{}
+		q.unreadable = err
 	}
 	q.event.Seq = q.seq
 	q.deliveredTo = map[string]bool{}
@@ -257,7 +262,13 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		transient  int
 	)
 	done := q.deliveredTo
+	if q.unreadable != nil {
+		permanent, lastErr = 1, fmt.Sprintf("queued event %d cannot be read: %v", q.seq, q.unreadable)
+	}
 	for _, d := range sub.Destinations {
+		if q.unreadable != nil {
+			break
+		}
 		if d.Enabled != nil && !*d.Enabled {
 			continue
 		}

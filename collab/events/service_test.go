@@ -39,6 +39,7 @@ func TestDelivery(t *testing.T) {
 		{"AHardDeleteTakesTheDeliveryRows", testHardDelete},
 		{"ASlowReceiverBlocksNoOtherSubscription", testSlowReceiver},
 		{"TestDestinationReportsWhatHappened", testTestDestination},
+		{"AnUnreadableQueuedEventIsGivenUp", testUnreadable},
 	}
 	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
 		for _, tc := range tests {
@@ -487,3 +488,25 @@ func testTestDestination(t *testing.T, f *fixture) {
 }
 
 type collabDestination = collab.Destination
+
+func testUnreadable(t *testing.T, f *fixture) {
+	r := eventstest.NewReceiver(t, "u")
+	sub := f.subscribe("unreadable", r, "", "")
+	f.pump()
+	err := f.ents.InTx(f.ctx, true, func(tx store.Tx) error {
+		if _, err := tx.SQL().Exec(f.ctx, `INSERT INTO event_subscription_queue (subscription_id, seq, event) VALUES ($1, $2, $3)`,
+			sub.ID(), 1_000_000, "{not json"); err != nil {
+			return err
+		}
+		_, err := tx.SQL().Exec(f.ctx, `UPDATE event_subscription_state SET queued = queued + 1 WHERE subscription_id = $1`, sub.ID())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pump()
+	st := f.status(sub)
+	if num(st["failedEvents"]) != 1 || num(st["pendingEvents"]) != 0 || !strings.Contains(fmt.Sprint(st["lastError"]), "cannot be read") {
+		t.Fatalf("status: %v", st)
+	}
+}
