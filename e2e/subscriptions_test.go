@@ -297,3 +297,30 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 		t.Errorf("delete events %v: want one, for the schema, recursive", deletes)
 	}
 }
+
+// TestSubscriptionDeadReceiverBlocksNobody: a subscription whose receiver is gone (its
+// port closed) and one whose receiver hangs hold back neither the writers nor a healthy
+// subscription.
+func TestSubscriptionDeadReceiverBlocksNobody(t *testing.T) {
+	s := startServerWith(t, loopbackArgs...)
+	c := s.admin
+	sch, _ := hierarchy(t, c, "iso", "db", "sch")
+	dead := eventstest.NewReceiver(t, "")
+	subscription(t, c, "dead", dead)
+	dead.Close()
+	hung := eventstest.NewReceiver(t, "")
+	hung.SetDelay(8 * time.Second)
+	subscription(t, c, "hung", hung)
+	healthy := eventstest.NewReceiver(t, "h")
+	subscription(t, c, "healthy", healthy)
+	start := time.Now()
+	for i := range 5 {
+		table(t, c, sch, fmt.Sprintf("t%d", i), nil)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("5 writes took %s", d)
+	}
+	if got := healthy.Wait(5, 5*time.Second); len(got) != 5 {
+		t.Fatalf("the healthy receiver got %d of 5 events within 5s", len(got))
+	}
+}

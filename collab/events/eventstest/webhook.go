@@ -49,7 +49,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	down, delay := r.down, r.delay
 	r.mu.Unlock()
 	if delay > 0 {
-		time.Sleep(delay)
+		select {
+		case <-time.After(delay):
+		case <-req.Context().Done(): // the sender gave up
+			return
+		}
 	}
 	if down {
 		http.Error(w, "receiver is down", http.StatusServiceUnavailable)
