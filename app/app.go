@@ -23,6 +23,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/billing"
 	"github.com/meridian-catalog/meridian/collab"
+	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -72,11 +73,14 @@ type Config struct {
 	// Billing is the credit plan and price table; nil reads the MERIDIAN_BILLING*
 	// environment (BillingFromEnv).
 	Billing *BillingConfig
-	// Notifier delivers credit alerts and the weekly digest (webhook, e-mail); nil
-	// drops them (logged).
+	// Notifier delivers event subscriptions, credit alerts and the weekly digest
+	// (webhook, e-mail); nil builds one from Events (its SMTP server and networks).
 	Notifier collab.Notifier
 	// Now is the clock of billing; nil means time.Now.
 	Now func() time.Time
+	// Events configures the delivery of change events to event subscriptions (SMTP
+	// server, networks webhooks may reach, bounds); Node and Logger are set here.
+	Events events.Config
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -113,6 +117,9 @@ type Catalog struct {
 	// operations (through rest) and the embedder, and enforces the budgets; Run drains
 	// its journal.
 	Billing *billing.Service
+	// Events delivers change events to event subscriptions (an outbox consumer); Run
+	// runs its delivery workers.
+	Events *events.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -161,20 +168,6 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	bc := cfg.Billing
-	if bc == nil {
-		env, err := BillingFromEnv()
-		if err != nil {
-			return nil, err
-		}
-		bc = &env
-	}
-	bill, err := billing.New(ctx, billing.Config{Driver: db, JournalDir: filepath.Join(cfg.DataDir, billingJournalDir),
-		Plan: bc.Plan, Prices: bc.Prices, Notifier: cfg.Notifier, Sealer: sealer, Now: cfg.Now, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("open billing: %w", err)
-	}
-	emb = bill.Embedder(emb)
 	// The outbox's consumers (vectors, graph, activity, webhooks) are added here as the
 	// capabilities arrive; the engine notifies the dispatcher built after it.
 	var outbox *store.Dispatcher
@@ -192,9 +185,32 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Notify:    func() { outbox.Notify(); authority.Changed() },
 		Jobs:      js,
 	})
+	evCfg := cfg.Events
+	evCfg.Node, evCfg.Logger = node, log
+	if evCfg.Notifier == nil {
+		evCfg.Notifier = cfg.Notifier
+	}
+	subscriptions := events.New(ents, evCfg)
+	// Credit alerts and the weekly digest notify through the event subscriptions'
+	// notifier (webhook with its SSRF guard, e-mail through the configured SMTP server).
+	notifier := subscriptions.Notifier()
+	bc := cfg.Billing
+	if bc == nil {
+		env, err := BillingFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		bc = &env
+	}
+	bill, err := billing.New(ctx, billing.Config{Driver: db, JournalDir: filepath.Join(cfg.DataDir, billingJournalDir),
+		Plan: bc.Plan, Prices: bc.Prices, Notifier: notifier, Sealer: sealer, Now: cfg.Now, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open billing: %w", err)
+	}
+	emb = bill.Embedder(emb)
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer)
+	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -226,7 +242,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine, Billing: bill}, nil
+		Search: engine, Billing: bill, Events: subscriptions}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -275,6 +291,7 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Go(func() { c.Billing.Run(ctx) })
+	wg.Go(func() { c.Events.Run(ctx) })
 	wg.Wait()
 }
 
@@ -289,7 +306,7 @@ func (c *Catalog) Close() error {
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), billing.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), events.Module(), billing.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

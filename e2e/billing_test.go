@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meridian-catalog/meridian/collab/events/eventstest"
 )
 
 // mcpToolCall sends one tools/call over stateless HTTP without failing the test on a
@@ -193,5 +196,57 @@ func TestBillingMetersTheTypeScriptSDK(t *testing.T) {
 	users := s.admin.must(200, "GET", "/api/v1/billing/mcp/usage/breakdown/users", nil)
 	if u := object(list(users["users"])[0]); str(u["client"]) != "meridian-e2e-ts-sdk 1.0.0" || num(u["errors"]) != 1 {
 		t.Errorf("users = %v", users)
+	}
+}
+
+// TestBillingCreditAlertsAndDigestGoThroughTheNotifier: a credit alert fires once per
+// threshold through the event subscriptions' notifier, to a signed webhook and to
+// e-mail, and not again after a restart; the weekly digest e-mails the admins.
+func TestBillingCreditAlertsAndDigestGoThroughTheNotifier(t *testing.T) {
+	t.Parallel()
+	sink := eventstest.NewSMTPSink(t)
+	hook := eventstest.NewReceiver(t, "alert-secret")
+	s := startServerWith(t, "--webhook-allowed-networks", "127.0.0.0/8,::1", "--smtp-host", sink.Host,
+		"--smtp-port", strconv.Itoa(sink.Port), "--smtp-from", "catalog@example.com")
+	got := s.admin.must(200, "PUT", "/api/v1/billing/creditAlert", map[string]any{
+		"rules": []any{map[string]any{"type": "dailyCredits", "thresholds": []any{2, 1000000}}},
+		"destinations": []any{
+			map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": hook.URL, "secretKey": "alert-secret"}},
+			map[string]any{"type": "Email", "config": map[string]any{"receivers": []any{"ops@example.com"}}},
+		}})
+	if str(object(object(list(got["destinations"])[0])["config"])["secretKey"]) != "*********" {
+		t.Errorf("the webhook secret is not masked: %v", got)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < 3; i++ {
+		if status, res := mcpToolCall(hc, s.base, s.adminToken, "e2e/1", "search_metadata", map[string]any{"query": "x"}); status != 200 || res["isError"] == true {
+			t.Fatalf("call: %d %v", status, res)
+		}
+	}
+	events := hook.Wait(1, 15*time.Second)
+	if len(events) != 1 || str(events[0]["rule"]) != "dailyCredits" || num(events[0]["threshold"]) != 2 || hook.BadSignatures() != 0 {
+		t.Fatalf("webhook got %v (bad signatures %d)", events, hook.BadSignatures())
+	}
+	mails := sink.Wait(1, 15*time.Second)
+	if len(mails) != 1 || mails[0].To[0] != "ops@example.com" || !strings.Contains(mails[0].Data, "dailyCredits") {
+		t.Fatalf("mails = %+v", mails)
+	}
+	// After a crash and a restart, the crossed threshold does not fire again.
+	s.crash()
+	r := s.restart(t)
+	if status, res := mcpToolCall(hc, r.base, r.adminToken, "e2e/1", "search_metadata", map[string]any{"query": "x"}); status != 200 || res["isError"] == true {
+		t.Fatalf("call after restart: %d %v", status, res)
+	}
+	time.Sleep(2 * time.Second)
+	if n := len(hook.Events()); n != 1 {
+		t.Fatalf("the webhook got %d alerts after the restart, want still 1", n)
+	}
+	d := r.admin.must(200, "POST", "/api/v1/billing/weekly-impact/send-digest", nil)
+	if rc := list(d["recipients"]); len(rc) != 1 || str(rc[0]) != "admin@meridian.local" || num(d["sent"]) != 1 {
+		t.Fatalf("digest = %v", d)
+	}
+	mails = sink.Wait(2, 15*time.Second)
+	if len(mails) != 2 || mails[1].To[0] != "admin@meridian.local" || !strings.Contains(mails[1].Data, "weekly AI credit impact") {
+		t.Fatalf("digest mail = %+v", mails)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/billing"
+	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -63,6 +64,9 @@ type Config struct {
 	// Billing serves /v1/billing and meters the operations its price table names
 	// (billing_meter.go); nil answers 404 there and meters nothing.
 	Billing *billing.Service
+	// Events delivers change events to event subscriptions and tests their
+	// destinations; nil answers 404 to testDestination.
+	Events *events.Service
 }
 
 type server struct {
@@ -76,6 +80,7 @@ type server struct {
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
 	billing        *billing.Service
+	events         *events.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -91,7 +96,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies, billing: c.Billing}
+		trustedProxies: c.TrustedProxies, billing: c.Billing, events: c.Events}
 	if s.search == nil {
 		s.search = c.Entities
 	}
