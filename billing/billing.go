@@ -165,7 +165,7 @@ func New(ctx context.Context, c Config) (*Service, error) {
 		return nil, err
 	}
 	if err := s.recover(ctx); err != nil {
-		s.journal.close()
+		s.journal.close(false)
 		return nil, err
 	}
 	return s, nil
@@ -222,7 +222,7 @@ func (s *Service) Run(ctx context.Context) {
 // store's (the entries then stay in the journal for the next start).
 func (s *Service) Close(ctx context.Context) error {
 	err := s.Drain(ctx)
-	s.journal.close()
+	s.journal.close(err == nil) // drained: the last segment holds nothing
 	return err
 }
 

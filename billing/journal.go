@@ -94,11 +94,15 @@ func retire(f *os.File) {
 	_ = f.Close()
 }
 
-func (j *journal) close() {
+// close closes the current segment, removing it when it is known to be drained.
+func (j *journal) close(drained bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f != nil {
 		_ = j.f.Sync()
+		if drained {
+			_ = os.Remove(j.f.Name())
+		}
 		_ = j.f.Close()
 		j.f = nil
 	}
