@@ -96,7 +96,7 @@ func (s *Service) MCPUsageSummary(ctx context.Context, p *meridian.Principal, st
 	}
 	out := MCPSummary{Range: r}
 	users, clients, tools := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	var lat []int64
+	var lat reservoir
 	var credits int64
 	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, false, func(e Entry) error {
 		out.Calls++
@@ -105,7 +105,7 @@ func (s *Service) MCPUsageSummary(ctx context.Context, p *meridian.Principal, st
 		}
 		credits += e.Credits
 		users[e.User], clients[e.Client], tools[e.Action] = true, true, true
-		lat = append(lat, e.LatencyUs)
+		lat.add(e.LatencyUs)
 		return nil
 	})
 	if err != nil {
@@ -117,8 +117,8 @@ func (s *Service) MCPUsageSummary(ctx context.Context, p *meridian.Principal, st
 	}
 	out.Credits = creditsOf(credits)
 	out.Users, out.Clients, out.Tools = len(users), len(clients), len(tools)
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	out.P50Ms, out.P95Ms = ms(percentile(lat, 0.5)), ms(percentile(lat, 0.95))
+	p50, p95 := lat.percentiles()
+	out.P50Ms, out.P95Ms = ms(p50), ms(p95)
 	return out, nil
 }
 
@@ -164,7 +164,7 @@ func (s *Service) MCPUsageTools(ctx context.Context, p *meridian.Principal, star
 	type acc struct {
 		t   MCPTool
 		c   int64
-		lat []int64
+		lat reservoir
 	}
 	idx := map[string]*acc{}
 	err = s.each(ctx, filter{from: r.StartTs, to: r.EndTs, app: AppMCP, calls: true}, false, func(e Entry) error {
@@ -178,7 +178,7 @@ func (s *Service) MCPUsageTools(ctx context.Context, p *meridian.Principal, star
 			a.t.Errors++
 		}
 		a.c += e.Credits
-		a.lat = append(a.lat, e.LatencyUs)
+		a.lat.add(e.LatencyUs)
 		return nil
 	})
 	if err != nil {
@@ -186,8 +186,8 @@ func (s *Service) MCPUsageTools(ctx context.Context, p *meridian.Principal, star
 	}
 	out := MCPTools{Range: r, Tools: []MCPTool{}}
 	for _, a := range idx {
-		sort.Slice(a.lat, func(i, j int) bool { return a.lat[i] < a.lat[j] })
-		a.t.Credits, a.t.P50Ms, a.t.P95Ms = creditsOf(a.c), ms(percentile(a.lat, 0.5)), ms(percentile(a.lat, 0.95))
+		p50, p95 := a.lat.percentiles()
+		a.t.Credits, a.t.P50Ms, a.t.P95Ms = creditsOf(a.c), ms(p50), ms(p95)
 		out.Tools = append(out.Tools, a.t)
 	}
 	sort.Slice(out.Tools, func(i, j int) bool {

@@ -222,3 +222,34 @@ func percentile(sorted []int64, p float64) int64 {
 	}
 	return sorted[i]
 }
+
+// maxLatencySamples bounds the latencies kept for one percentile: past it, a uniform
+// reservoir sample of that size stands for them all (memory stays bounded however
+// large the window).
+const maxLatencySamples = 100_000
+
+// reservoir is a uniform sample of at most maxLatencySamples values (Algorithm R, with
+// a fixed-seed generator so a report is repeatable).
+type reservoir struct {
+	vals []int64
+	seen int64
+	rng  uint64
+}
+
+func (r *reservoir) add(v int64) {
+	r.seen++
+	if len(r.vals) < maxLatencySamples {
+		r.vals = append(r.vals, v)
+		return
+	}
+	r.rng = r.rng*6364136223846793005 + 1442695040888963407
+	if j := int64(r.rng>>1) % r.seen; j < maxLatencySamples {
+		r.vals[j] = v
+	}
+}
+
+// percentiles returns the p50 and p95 of the sample.
+func (r *reservoir) percentiles() (int64, int64) {
+	sort.Slice(r.vals, func(i, j int) bool { return r.vals[i] < r.vals[j] })
+	return percentile(r.vals, 0.5), percentile(r.vals, 0.95)
+}
