@@ -143,6 +143,11 @@ func testJournalReplay(t *testing.T, f *fixture) {
 	if n := len(f.ledger()); n != 5 {
 		t.Fatalf("after a second start the ledger has %d entries, want 5", n)
 	}
+	// The daily rollup the cycle reports read counts each entry once.
+	users, err := f.svc.BreakdownUsers(f.ctx, admin, "")
+	if err != nil || len(users.Users) != 1 || users.Users[0].Credits != 5 || users.Users[0].Actions != 5 {
+		t.Fatalf("by user after the replay = %+v, %v", users, err)
+	}
 }
 
 func testBudgetsCRUD(t *testing.T, f *fixture) {

@@ -260,6 +260,8 @@ const insertRows = 25
 
 func insertEntries(ctx context.Context, db store.SQL, batch []Entry) error {
 	const cols = 17
+	inserted := map[string]bool{}
+	all := batch
 	for len(batch) > 0 {
 		n := min(len(batch), insertRows)
 		var q strings.Builder
@@ -275,24 +277,99 @@ func insertEntries(ctx context.Context, db store.SQL, batch []Entry) error {
 			if r > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString("(")
-			for c := 1; c <= cols; c++ {
-				if c > 1 {
-					q.WriteString(", ")
-				}
-				q.WriteString("$" + strconv.Itoa(r*cols+c))
-			}
-			q.WriteString(")")
+			placeholders(&q, r*cols, cols)
 			args = append(args, e.ID, e.Ts, e.Feature, e.Action, e.App, e.Source, e.Client, e.User, b2i(e.IsBot), e.Agent,
 				e.Conversation, e.Units, e.Credits, e.PriceVersion, b2i(e.Failed), e.LatencyUs, ents)
 		}
-		q.WriteString(" ON CONFLICT (id) DO NOTHING")
-		if _, err := db.Exec(ctx, q.String(), args...); err != nil {
+		// RETURNING names the rows inserted: a replayed entry already there is not
+		// added to the rollup again.
+		q.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+		rows, err := db.Query(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			inserted[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
 			return err
 		}
 		batch = batch[n:]
 	}
+	return rollUp(ctx, db, all, inserted)
+}
+
+// dailyKey is one row of the daily rollup.
+type dailyKey struct {
+	day                                               int64
+	feature, action, app, source, client, user, agent string
+}
+
+// rollUp adds the inserted entries of batch to the daily rollup.
+func rollUp(ctx context.Context, db store.SQL, batch []Entry, inserted map[string]bool) error {
+	sums := map[dailyKey]*agg{}
+	var keys []dailyKey
+	for _, e := range batch {
+		if !inserted[e.ID] {
+			continue
+		}
+		k := dailyKey{e.Ts / dayMs, e.Feature, e.Action, e.App, e.Source, e.Client, e.User, e.Agent}
+		a := sums[k]
+		if a == nil {
+			a = &agg{}
+			sums[k] = a
+			keys = append(keys, k)
+		}
+		a.units += e.Units
+		a.credits += e.Credits
+		a.count++
+		if e.Failed {
+			a.failures++
+		}
+	}
+	const cols = 12
+	for len(keys) > 0 {
+		n := min(len(keys), insertRows)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO billing_daily (day, feature, action, app, source, client, user_name, agent, units, credits,
+			actions, failures) VALUES `)
+		args := make([]any, 0, n*cols)
+		for r, k := range keys[:n] {
+			if r > 0 {
+				q.WriteString(", ")
+			}
+			placeholders(&q, r*cols, cols)
+			a := sums[k]
+			args = append(args, k.day, k.feature, k.action, k.app, k.source, k.client, k.user, k.agent, a.units, a.credits, a.count, a.failures)
+		}
+		q.WriteString(` ON CONFLICT (day, feature, action, app, source, client, user_name, agent) DO UPDATE SET
+			units = billing_daily.units + excluded.units, credits = billing_daily.credits + excluded.credits,
+			actions = billing_daily.actions + excluded.actions, failures = billing_daily.failures + excluded.failures`)
+		if _, err := db.Exec(ctx, q.String(), args...); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
 	return nil
+}
+
+// placeholders writes ($from+1, …, $from+n).
+func placeholders(q *strings.Builder, from, n int) {
+	q.WriteString("(")
+	for c := 1; c <= n; c++ {
+		if c > 1 {
+			q.WriteString(", ")
+		}
+		q.WriteString("$" + strconv.Itoa(from+c))
+	}
+	q.WriteString(")")
 }
 
 func b2i(b bool) int {

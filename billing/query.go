@@ -25,6 +25,8 @@ const (
 	colAgent        = "agent"
 	colConversation = "conversation"
 	colDay          = "CAST(ts / 86400000 AS TEXT)"
+	// colDailyDay is colDay on the daily rollup.
+	colDailyDay = "CAST(day AS TEXT)"
 )
 
 const dayMs = 86400000
@@ -44,14 +46,26 @@ type agg struct {
 	units, credits, count, failures int64
 }
 
-// where renders f as conditions and arguments.
+// where renders f as conditions and arguments on the ledger.
 func (f filter) where() (string, []any) {
 	to := f.to
 	if to <= 0 {
 		to = math.MaxInt64
 	}
-	w := " WHERE ts >= $1 AND ts < $2"
-	args := []any{f.from, to}
+	return f.rest(" WHERE ts >= $1 AND ts < $2", []any{f.from, to})
+}
+
+// whereDaily renders f on the daily rollup: the days [from, to) touches.
+func (f filter) whereDaily() (string, []any) {
+	to := int64(math.MaxInt64)
+	if f.to > 0 {
+		to = (f.to + dayMs - 1) / dayMs
+	}
+	return f.rest(" WHERE day >= $1 AND day < $2", []any{f.from / dayMs, to})
+}
+
+// rest adds the app, user and calls conditions.
+func (f filter) rest(w string, args []any) (string, []any) {
 	if f.app != "" {
 		args = append(args, f.app)
 		w += fmt.Sprintf(" AND app = $%d", len(args))
@@ -67,18 +81,51 @@ func (f filter) where() (string, []any) {
 	return w, args
 }
 
-// aggregate groups the rows f selects by cols (from the allow-list above).
+// daily reports whether the rollup answers f grouped by cols: whole UTC days (an end
+// past now counts as the end of today: no entry is later than now) and no grouping
+// the rollup lacks (conversation).
+func (f filter) daily(now int64, cols []string) bool {
+	if f.from%dayMs != 0 || (f.to > 0 && f.to%dayMs != 0 && f.to <= now) {
+		return false
+	}
+	for _, c := range cols {
+		if c == colConversation {
+			return false
+		}
+	}
+	return true
+}
+
+// Sums of a grouping, on the ledger and on the rollup.
+const (
+	ledgerSums = "CAST(COALESCE(SUM(units), 0) AS BIGINT), CAST(COALESCE(SUM(credits), 0) AS BIGINT), COUNT(*), CAST(COALESCE(SUM(failed), 0) AS BIGINT)"
+	dailySums  = "CAST(COALESCE(SUM(units), 0) AS BIGINT), CAST(COALESCE(SUM(credits), 0) AS BIGINT), CAST(COALESCE(SUM(actions), 0) AS BIGINT), CAST(COALESCE(SUM(failures), 0) AS BIGINT)"
+)
+
+// aggregate groups the rows f selects by cols (from the allow-list above), from the
+// daily rollup when it can answer, else from the ledger.
 func (s *Service) aggregate(ctx context.Context, f filter, cols ...string) ([]agg, error) {
 	if err := s.Drain(ctx); err != nil {
 		return nil, err
 	}
 	w, args := f.where()
-	sel := strings.Join(cols, ", ")
+	from, sums := " FROM billing_ledger", ledgerSums
+	group := append([]string(nil), cols...)
+	if f.daily(s.now().UnixMilli(), cols) {
+		w, args = f.whereDaily()
+		from, sums = " FROM billing_daily", dailySums
+		for i, c := range group {
+			if c == colDay {
+				group[i] = colDailyDay
+			}
+		}
+	}
+	sel := strings.Join(group, ", ")
 	q := "SELECT "
 	if sel != "" {
 		q += sel + ", "
 	}
-	q += "CAST(COALESCE(SUM(units), 0) AS BIGINT), CAST(COALESCE(SUM(credits), 0) AS BIGINT), COUNT(*), CAST(COALESCE(SUM(failed), 0) AS BIGINT) FROM billing_ledger" + w
+	q += sums + from + w
 	if sel != "" {
 		q += " GROUP BY " + sel
 	}
