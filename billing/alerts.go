@@ -451,9 +451,11 @@ func (s *Service) notify(ctx context.Context, a CreditAlert, f Firing) {
 	}
 }
 
+// sumCredits sums the credits of the whole UTC days [from, to) from the daily rollup.
 func sumCredits(ctx context.Context, db store.SQL, from, to int64) (int64, error) {
 	var v int64
-	err := db.QueryRow(ctx, "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_ledger WHERE ts >= $1 AND ts < $2", from, to).Scan(&v)
+	err := db.QueryRow(ctx, "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_daily WHERE day >= $1 AND day < $2",
+		from/dayMs, dayDiv(to)).Scan(&v)
 	return v, err
 }
 

@@ -75,6 +75,8 @@ const (
 	maxEntities    = 20
 	defaultFlush   = 100 * time.Millisecond
 	alertTickEvery = time.Minute
+	// evaluateEvery is the least time between two alert evaluations after drains.
+	evaluateEvery = time.Second
 )
 
 // Config configures a Service.
@@ -179,14 +181,15 @@ func (s *Service) Plan() Plan { return s.plan }
 
 // Run drains the journal into the ledger every FlushInterval, reloads the budgets
 // (another node may change them) every 50 drains, and evaluates the credit alert after
-// each drain that moved entries and every minute, until ctx ends; then it drains once
-// more.
+// a drain that moved entries (at most once a second) and every minute, until ctx ends;
+// then it drains once more.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(s.flush)
 	defer flush.Stop()
 	alerts := time.NewTicker(alertTickEvery)
 	defer alerts.Stop()
 	ticks := 0
+	var evaluated time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -206,8 +209,9 @@ func (s *Service) Run(ctx context.Context) {
 				s.log.Error("billing: drain failed", "err", err)
 				continue
 			}
-			if n > 0 {
+			if n > 0 && time.Since(evaluated) >= evaluateEvery {
 				s.evaluateLogged(ctx)
+				evaluated = time.Now()
 			}
 		case <-alerts.C:
 			s.evaluateLogged(ctx)

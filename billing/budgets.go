@@ -146,6 +146,14 @@ func exceeded(b RateLimit, now time.Time, used, cost int64) error {
 		b.Window, fmtCredits(microOf(b.Credits)), who, fmtCredits(used), fmtCredits(cost), resets)
 }
 
+// dayDiv is the first day number at or after ms (ms itself when it is the largest).
+func dayDiv(ms int64) int64 {
+	if ms == math.MaxInt64 {
+		return ms
+	}
+	return (ms + dayMs - 1) / dayMs
+}
+
 func fmtCredits(m int64) string { return fmt.Sprintf("%g", creditsOf(m)) }
 
 // consumed is the consumption of key now: the ledger table plus what is journaled or
@@ -163,6 +171,11 @@ func (s *Service) consumed(ctx context.Context, k counterKey) (int64, error) {
 	err := s.read(ctx, func(db store.SQL) error {
 		q := "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_ledger WHERE ts >= $1 AND ts < $2"
 		args := []any{k.start, endMs}
+		if k.win != WindowHourly && k.win != WindowFourHours {
+			// Windows of whole UTC days read the daily rollup (no entry is later than now).
+			q = "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_daily WHERE day >= $1 AND day < $2"
+			args = []any{k.start / dayMs, dayDiv(endMs)}
+		}
 		if k.user != "" {
 			q += " AND user_name = $3"
 			args = append(args, k.user)

@@ -199,8 +199,8 @@ func (s *Service) storePrices(ctx context.Context, t *PriceTable) (*PriceTable, 
 type Plan struct {
 	Name            string  `json:"name"`
 	CreditsPerCycle float64 `json:"creditsPerCycle"`
-	// CycleStart is any cycle's start, epoch milliseconds (UTC); cycles repeat every
-	// CycleMonths months from it.
+	// CycleStart is any cycle's start, epoch milliseconds (UTC), taken at its day's
+	// midnight; cycles repeat every CycleMonths months from it.
 	CycleStart  int64 `json:"cycleStart"`
 	CycleMonths int   `json:"cycleMonths"`
 }
@@ -218,6 +218,8 @@ func (p Plan) withDefaults() Plan {
 	if p.CycleMonths <= 0 || p.CycleMonths > 120 {
 		p.CycleMonths = DefaultPlan.CycleMonths
 	}
+	// Cycles start at midnight UTC: the day's rollup is the cycle's grain.
+	p.CycleStart -= ((p.CycleStart % dayMs) + dayMs) % dayMs
 	return p
 }
 
