@@ -1,6 +1,7 @@
 package billing_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,7 @@ func TestModule(t *testing.T) {
 		{"UserCeilingCapsEachUser", testUserCeiling},
 		{"SixteenConcurrentCallsNeverOverspend", testConcurrentEdge},
 		{"AFailedCallCostsNothing", testFailedCall},
+		{"AnotherServerSeesTheBudgetsAndTheSpend", testTwoServers},
 		{"CreditAlertIsValidatedAndMasked", testAlertCRUD},
 		{"AlertsFireOncePerThresholdPerWindow", testAlertsOnce},
 		{"SpikeRunAndRunwayRules", testAlertRules},
@@ -330,4 +332,31 @@ func testFailedCall(t *testing.T, f *fixture) {
 	if len(got) != 2 || !got[0].Failed || got[0].Credits != 0 || got[1].Credits != 1_000_000 {
 		t.Errorf("ledger = %+v", got)
 	}
+}
+
+func testTwoServers(t *testing.T, f *fixture) {
+	// A second service on the same database, with its own journal directory.
+	other, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: t.TempDir(), Plan: plan, Now: f.clock.Now, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	ctx := as(alice, billing.AppMCP, "c 1", "")
+	for i := 0; i < 3; i++ {
+		f.mustCall(ctx, billing.FeatureMCPToolCalls, "x")
+	}
+	f.ledger() // drained: the other server reads it from the table
+	if _, err := f.svc.PutBudgets(f.ctx, admin, []billing.RateLimit{{Window: billing.WindowDaily, Credits: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ReloadBudgets(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil)
+	if err != nil {
+		t.Fatalf("the 4th credit: %v", err)
+	}
+	r.Done(false)
+	_, err = other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil)
+	wantCode(t, err, meridian.ETooManyRequests)
 }
