@@ -130,6 +130,19 @@ func (s *Service) admitLocked(ctx context.Context, e Entry, now time.Time) error
 	return nil
 }
 
+// ExceededError is the refusal of a call by a ceiling: an ETooManyRequests
+// meridian.Error (errors.As finds it) with when the ceiling's window resets (zero for
+// GLOBAL), for a Retry-After.
+type ExceededError struct {
+	Err      *meridian.Error
+	ResetsAt time.Time
+}
+
+func (e *ExceededError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the meridian.Error.
+func (e *ExceededError) Unwrap() error { return e.Err }
+
 // exceeded is the refusal of a call by ceiling b.
 func exceeded(b RateLimit, now time.Time, used, cost int64) error {
 	_, end := WindowBounds(b.Window, now)
@@ -141,9 +154,9 @@ func exceeded(b RateLimit, now time.Time, used, cost int64) error {
 	if b.Scope == ScopeUser {
 		who = "each user"
 	}
-	return meridian.Errorf(meridian.ETooManyRequests,
+	return &ExceededError{ResetsAt: end, Err: meridian.Errorf(meridian.ETooManyRequests,
 		"Credit budget exceeded: the %s ceiling of %s credits for %s has %s credits used and this call costs %s; %s",
-		b.Window, fmtCredits(microOf(b.Credits)), who, fmtCredits(used), fmtCredits(cost), resets)
+		b.Window, fmtCredits(microOf(b.Credits)), who, fmtCredits(used), fmtCredits(cost), resets)}
 }
 
 // dayDiv is the first day number at or after ms (ms itself when it is the largest).

@@ -1,8 +1,12 @@
 package rest
 
 import (
+	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/meridian-catalog/meridian/billing"
 )
@@ -17,7 +21,7 @@ const (
 
 // meterRoute wraps the handler of a metered operation (billing.PriceTable.Operations):
 // the call is admitted against the credit budgets before it runs (429 naming the
-// ceiling when refused) and recorded when it ends; a 4xx or 5xx answer is recorded as
+// ceiling, with Retry-After, when refused) and recorded when it ends; a 4xx or 5xx answer is recorded as
 // a failure that costs nothing.
 func (s *server) meterRoute(id string, next http.Handler) http.Handler {
 	feature, ok := s.billing.Prices().Operation(id)
@@ -33,6 +37,10 @@ func (s *server) meterRoute(id string, next http.Handler) http.Handler {
 		ctx := billing.WithAttribution(r.Context(), a)
 		resv, err := s.billing.Reserve(ctx, feature, id, 1, nil)
 		if err != nil {
+			var ex *billing.ExceededError
+			if errors.As(err, &ex) && !ex.ResetsAt.IsZero() {
+				w.Header().Set("Retry-After", strconv.FormatInt(max(1, int64(math.Ceil(time.Until(ex.ResetsAt).Seconds()))), 10))
+			}
 			s.writeError(w, r, err)
 			return
 		}

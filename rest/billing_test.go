@@ -82,6 +82,9 @@ func TestBillingBudgetsOverREST(t *testing.T) {
 	if msg := string(r.body); !strings.Contains(msg, "HOURLY") || !strings.Contains(msg, "resets at") {
 		t.Errorf("refusal = %s", msg)
 	}
+	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 1 || ra > 3600 {
+		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
+	}
 	got := f.call("GET", "/api/v1/billing/budgets", "").json(t)
 	b := got["budgets"].([]any)[0].(map[string]any)
 	// The search's 2 credits, and the embeddings the indexer computed (0.01 a text).
