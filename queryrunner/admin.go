@@ -222,18 +222,41 @@ func parseConfigurable(v any) ([]string, error) {
 	return out, nil
 }
 
-// checkHostPort validates host:port ("" clears it).
+// checkHostPort validates host[:port] ("" clears it; without a port the engine's
+// default port is used).
 func checkHostPort(field, hp string) (string, error) {
 	hp = strings.TrimSpace(hp)
 	if hp == "" {
 		return "", nil
 	}
-	host, port, err := net.SplitHostPort(hp)
-	n, perr := strconv.Atoi(port)
-	if err != nil || host == "" || perr != nil || n < 1 || n > 65535 || len(hp) > maxNameLen || strings.ContainsAny(host, "/@?# ") {
-		return "", meridian.Errorf(meridian.EInvalid, "%s must be host:port with a port from 1 to 65535", field)
+	if _, _, err := splitHostPort(hp); err != nil || len(hp) > maxNameLen {
+		return "", meridian.Errorf(meridian.EInvalid, "%s must be host or host:port with a port from 1 to 65535", field)
 	}
 	return hp, nil
+}
+
+// splitHostPort splits host[:port]; port 0 means the engine's default.
+func splitHostPort(hp string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(hp)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			host, portStr = strings.Trim(hp, "[]"), ""
+		} else {
+			return "", 0, err
+		}
+	}
+	port := 0
+	if portStr != "" {
+		n, perr := strconv.Atoi(portStr)
+		if perr != nil || n < 1 || n > 65535 {
+			return "", 0, strconv.ErrRange
+		}
+		port = n
+	}
+	if host == "" || strings.ContainsAny(host, "/@?# \\") {
+		return "", 0, strconv.ErrSyntax
+	}
+	return host, port, nil
 }
 
 // parseOptions reads connectionOptions: an object of strings (sslmode, …), never

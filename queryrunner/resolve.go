@@ -2,8 +2,6 @@ package queryrunner
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"strings"
 
 	"github.com/meridian-catalog/meridian"
@@ -162,10 +160,9 @@ func connFor(svc serviceRef, admin adminConfig, lc layerConfig) (engine.Conn, er
 	if hp == "" {
 		return engine.Conn{}, meridian.Errorf(meridian.EInvalid, "Service %s has no host: set hostPort in its Query Runner admin config", svc.Name)
 	}
-	host, portStr, err := net.SplitHostPort(hp)
-	port, perr := strconv.Atoi(portStr)
-	if err != nil || perr != nil || port < 1 || port > 65535 {
-		return engine.Conn{}, meridian.Errorf(meridian.EInvalid, "Service %s's hostPort must be host:port", svc.Name)
+	host, port, err := splitHostPort(hp)
+	if err != nil {
+		return engine.Conn{}, meridian.Errorf(meridian.EInvalid, "Service %s's hostPort must be host or host:port", svc.Name)
 	}
 	a := lc.auth
 	c := engine.Conn{Type: admin.ServiceType, AuthType: strings.ToLower(a.Type), Host: host, Port: port,
