@@ -17,6 +17,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/trinodb/trino-go-client v1.1.0
 	github.com/x448/float16 v0.8.4
+	golang.org/x/oauth2 v0.36.0
 	golang.org/x/text v0.41.0
 	modernc.org/sqlite v1.61.1
 	vitess.io/vitess v0.24.4

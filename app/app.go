@@ -22,6 +22,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/quality"
+	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
@@ -96,6 +97,9 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// QueryRunner is Query Runner's configs, credential resolution and saved queries;
+	// its test-connection workflows run on Jobs.
+	QueryRunner *queryrunner.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -176,6 +180,8 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {
 		return ents.SettleDelete(ctx, j.Params)
 	})
+	qr := queryrunner.New(queryrunner.Config{Entities: ents, Sealer: sealer, Jobs: js, Logger: log})
+	js.Register(queryrunner.JobTypeTestConnection, qr.ResumeTestConnection)
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	} else if n > 0 {
@@ -195,7 +201,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine}, nil
+		Search: engine, QueryRunner: qr}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -252,7 +258,7 @@ func (c *Catalog) Close() error { return c.Driver.Close() }
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), queryrunner.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

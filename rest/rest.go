@@ -23,6 +23,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -59,6 +60,9 @@ type Config struct {
 	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
 	// they are ignored.
 	TrustedProxies []netip.Prefix
+	// QueryRunner serves Query Runner's configs and saved queries (/v1/queryRunner);
+	// nil answers 404 there.
+	QueryRunner *queryrunner.Service
 }
 
 type server struct {
@@ -71,6 +75,7 @@ type server struct {
 	dispatcher     *store.Dispatcher
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
+	qr             *queryrunner.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -86,7 +91,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies}
+		trustedProxies: c.TrustedProxies, qr: c.QueryRunner}
 	if s.search == nil {
 		s.search = c.Entities
 	}

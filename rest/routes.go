@@ -42,6 +42,7 @@ var familyTags = map[string]string{
 	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
+	qrTag:      "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -69,6 +70,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
+	rs = append(rs, s.queryRunnerConfigRoutes()...)
 	for _, k := range reg.Kinds() {
 		rs = append(rs, s.kindRoutes(k)...)
 	}
