@@ -11,7 +11,7 @@ import (
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
 	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mysql"
 	_ "github.com/meridian-catalog/meridian/queryrunner/engine/postgres"
-	"github.com/meridian-catalog/meridian/queryrunner/internal/dbtest"
+	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
 )
 
 // collect is a sink that keeps what it receives.

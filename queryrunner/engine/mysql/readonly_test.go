@@ -8,7 +8,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
-	"github.com/meridian-catalog/meridian/queryrunner/internal/dbtest"
+	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
 )
 
 type discard struct{}
