@@ -11,8 +11,8 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/queryrunner"
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/all"
 	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/all"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"

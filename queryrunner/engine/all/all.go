@@ -2,13 +2,16 @@
 //
 // Postgres, Redshift (PostgreSQL protocol, pgx), Mysql (MySQL and MariaDB,
 // go-sql-driver), Mssql (go-mssqldb), Trino (trino-go-client), Snowflake (SQL API
-// over HTTPS) and BigQuery (REST API over HTTPS). Postgres and Mysql are tested
-// against real servers; the others are registered but untested here.
+// over HTTPS) and BigQuery (REST API over HTTPS). Postgres and Mysql (on MariaDB) are
+// tested against real servers, Snowflake and BigQuery against fakes of their HTTP
+// APIs; Redshift, Mssql and Trino are registered but untested here.
 package all
 
 import (
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mssql"    // Mssql
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mysql"    // Mysql
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/postgres" // Postgres, Redshift
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/trino"    // Trino
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/bigquery"  // BigQuery
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mssql"     // Mssql
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mysql"     // Mysql
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/postgres"  // Postgres, Redshift
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/snowflake" // Snowflake
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/trino"     // Trino
 )
