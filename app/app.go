@@ -23,6 +23,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/queryrunner"
+	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
@@ -100,6 +101,9 @@ type Catalog struct {
 	// QueryRunner is Query Runner's configs, credential resolution and saved queries;
 	// its test-connection workflows run on Jobs.
 	QueryRunner *queryrunner.Service
+	// QueryRunnerRuns runs Query Runner queries as durable workflows on Jobs, with the
+	// credentials QueryRunner resolves, and keeps their results.
+	QueryRunnerRuns *workflow.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -182,6 +186,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	})
 	qr := queryrunner.New(queryrunner.Config{Entities: ents, Sealer: sealer, Jobs: js, Logger: log})
 	js.Register(queryrunner.JobTypeTestConnection, qr.ResumeTestConnection)
+	qrRuns := workflow.New(workflow.Config{DB: db, Jobs: js, Resolver: qr, Logger: log})
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	} else if n > 0 {
@@ -201,7 +206,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine, QueryRunner: qr}, nil
+		Search: engine, QueryRunner: qr, QueryRunnerRuns: qrRuns}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -249,6 +254,7 @@ func (c *Catalog) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
+	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
 	wg.Wait()
 }
 
@@ -258,7 +264,7 @@ func (c *Catalog) Close() error { return c.Driver.Close() }
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), queryrunner.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), queryrunner.Module(), workflow.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

@@ -24,6 +24,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/queryrunner"
+	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -63,6 +64,9 @@ type Config struct {
 	// QueryRunner serves Query Runner's configs and saved queries (/v1/queryRunner);
 	// nil answers 404 there.
 	QueryRunner *queryrunner.Service
+	// QueryRunnerRuns runs Query Runner workflows (/v1/platform/apps/queryRunner); nil
+	// answers 404 there.
+	QueryRunnerRuns *workflow.Service
 }
 
 type server struct {
@@ -76,6 +80,7 @@ type server struct {
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
 	qr             *queryrunner.Service
+	qrRuns         *workflow.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -91,7 +96,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies, qr: c.QueryRunner}
+		trustedProxies: c.TrustedProxies, qr: c.QueryRunner, qrRuns: c.QueryRunnerRuns}
 	if s.search == nil {
 		s.search = c.Entities
 	}

@@ -42,6 +42,7 @@ var familyTags = map[string]string{
 	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
+	qrRunTag:   "Query Runner execution: read-only queries run as durable workflows, stopped on the database server, with paged stored results.",
 	qrTag:      "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
 }
 
@@ -71,6 +72,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
 	rs = append(rs, s.queryRunnerConfigRoutes()...)
+	rs = append(rs, s.queryRunnerRunRoutes()...)
 	for _, k := range reg.Kinds() {
 		rs = append(rs, s.kindRoutes(k)...)
 	}

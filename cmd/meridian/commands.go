@@ -86,7 +86,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
-		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies, QueryRunner: cat.QueryRunner}))
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies, QueryRunner: cat.QueryRunner, QueryRunnerRuns: cat.QueryRunnerRuns}))
 	if err != nil {
 		return err
 	}

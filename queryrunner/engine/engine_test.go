@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/mysql"
-	_ "github.com/meridian-catalog/meridian/queryrunner/engine/postgres"
-	"github.com/meridian-catalog/meridian/queryrunner/internal/dbtest"
+	_ "github.com/meridian-catalog/meridian/queryrunner/engine/all"
 )
 
 // collect is a sink that keeps what it receives.
@@ -206,7 +205,10 @@ func TestMariaDBWrongPasswordIsAClearErrorWithoutTheSecret(t *testing.T) {
 
 func TestSevenEngineTypesAreRegistered(t *testing.T) {
 	got := engine.Types()
-	for _, want := range []string{"Postgres", "Mysql", "Redshift"} {
+	if len(got) != 7 {
+		t.Errorf("types %v, want seven", got)
+	}
+	for _, want := range []string{"BigQuery", "Mssql", "Mysql", "Postgres", "Redshift", "Snowflake", "Trino"} {
 		if !contains(got, want) {
 			t.Errorf("types %v lack %s", got, want)
 		}

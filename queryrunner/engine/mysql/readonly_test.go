@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
-	"github.com/meridian-catalog/meridian/queryrunner/internal/dbtest"
 )
 
 type discard struct{}
