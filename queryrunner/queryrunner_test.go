@@ -2,6 +2,7 @@ package queryrunner_test
 
 import (
 	"context"
+	"net"
 	"crypto/rand"
 	"encoding/json"
 	"strings"
@@ -42,6 +43,7 @@ func TestModule(t *testing.T) {
 		{"SavedQueriesAreTheOwnersOnly", testSavedQueries},
 		{"ExecuteChecksOwnershipAndReadOnly", testExecute},
 		{"RefreshTokenUsesTheTokenEndpoint", testRefreshToken},
+		{"OneConnectionTestAtATime", testOneTestAtATime},
 	}
 	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
 		for _, tc := range tests {
@@ -776,4 +778,43 @@ func (f *fixture) waitJob(p *meridian.Principal, id string) jobs.Job {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// testOneTestAtATime points a service at a listener that accepts connections and never
+// answers: the connection test hangs until the engine's connect timeout, a second test
+// of the same config meanwhile is refused, and the hung test fails as unavailable.
+func testOneTestAtATime(t *testing.T, f *fixture) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	f.putAdmin("pgsvc", `{"serviceName":"pgsvc","serviceType":"Postgres","enabled":true,"hostPort":"`+ln.Addr().String()+`","authConfig":{"username":"root"}}`)
+	f.putUser(f.alice, `{"serviceName":"pgsvc","userAuthConfig":{"username":"alice","password":"pw"}}`)
+	first := must[queryrunner.TestStarted](t)(f.qr.TestConnection(f.ctx, f.alice, "pgsvc", ""))
+	_, err = f.qr.TestConnection(f.ctx, f.alice, "pgsvc", "")
+	wantCode(t, err, meridian.EConflict)
+	j := f.waitJob(f.alice, first.WorkflowID)
+	if j.Status != jobs.StatusFailed || j.ErrorCode != meridian.EUnavailable {
+		t.Fatalf("hung test: %s %s %q", j.Status, j.ErrorCode, j.Error)
+	}
+	// Once it ended, the config can be tested again (the listener gone, it fails fast).
+	ln.Close()
+	again := must[queryrunner.TestStarted](t)(f.qr.TestConnection(f.ctx, f.alice, "pgsvc", ""))
+	f.waitJob(f.alice, again.WorkflowID)
 }

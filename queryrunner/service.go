@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meridian-catalog/meridian"
@@ -56,6 +57,9 @@ type Service struct {
 	http   *http.Client
 	log    *slog.Logger
 	now    func() time.Time
+	// testing maps the id of a config whose connection test runs on this server to
+	// the test's workflow id.
+	testing sync.Map
 }
 
 // New returns the service c describes. It panics without Entities or Sealer: a
