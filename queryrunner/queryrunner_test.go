@@ -2,9 +2,9 @@ package queryrunner_test
 
 import (
 	"context"
-	"net"
 	"crypto/rand"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
