@@ -44,6 +44,7 @@ func TestModule(t *testing.T) {
 		{"ExecuteChecksOwnershipAndReadOnly", testExecute},
 		{"RefreshTokenUsesTheTokenEndpoint", testRefreshToken},
 		{"OneConnectionTestAtATime", testOneTestAtATime},
+		{"OddNamesAreClear4xx", testOddNames},
 	}
 	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
 		for _, tc := range tests {
@@ -817,4 +818,32 @@ func testOneTestAtATime(t *testing.T, f *fixture) {
 	ln.Close()
 	again := must[queryrunner.TestStarted](t)(f.qr.TestConnection(f.ctx, f.alice, "pgsvc", ""))
 	f.waitJob(f.alice, again.WorkflowID)
+}
+
+func testOddNames(t *testing.T, f *fixture) {
+	f.putAdmin("pgsvc", adminConfig("pgsvc", "Postgres", ""))
+	for _, name := range []string{"", " ", "a\x00b", strings.Repeat("s", 300), `"pgsvc"`, "pgsvc.db.sch", "../pgsvc", "%", "' OR 1=1 --"} {
+		calls := map[string]error{}
+		_, calls["admin get"] = f.qr.AdminConfig(f.ctx, f.admin, name)
+		_, _, calls["admin put"] = f.qr.PutAdminConfig(f.ctx, f.admin, name, obj(t, `{"enabled":true}`))
+		_, calls["admin delete"] = f.qr.DeleteAdminConfig(f.ctx, f.admin, name)
+		_, calls["user entry"] = f.qr.UserServiceConfig(f.ctx, f.alice, name)
+		_, calls["resolve"] = f.qr.Resolve(f.ctx, f.alice, name, "", false)
+		calls["user delete"] = f.qr.DeleteUserConfig(f.ctx, f.alice, name)
+		_, calls["saved"] = f.qr.SavedQueries(f.ctx, f.alice, name, 0, "")
+		_, _, calls["team"] = f.qr.TeamConfigs(f.ctx, f.carol, queryrunner.TeamConfigQuery{Service: name, Team: name})
+		for call, err := range calls {
+			code := meridian.ErrorCode(err)
+			if code == "" && (call == "saved" || (call == "team" && strings.TrimSpace(name) == "")) {
+				continue // a filter that matches nothing; no filter at all lists
+			}
+			if code != meridian.EInvalid && code != meridian.ENotFound {
+				t.Errorf("%s of %q: %v (code %q), want 400 or 404", call, name, err, code)
+			}
+		}
+	}
+	// The config of pgsvc is untouched.
+	if c := must[map[string]any](t)(f.qr.AdminConfig(f.ctx, f.admin, "pgsvc")); c["enabled"] != true {
+		t.Fatalf("pgsvc changed: %v", c)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -125,6 +127,9 @@ func checkServiceName(name string) (string, error) {
 	}
 	if len(name) > maxNameLen {
 		return "", meridian.Errorf(meridian.EInvalid, "serviceName is longer than %d bytes", maxNameLen)
+	}
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return "", meridian.Errorf(meridian.EInvalid, "serviceName must be text without control characters")
 	}
 	return name, nil
 }
