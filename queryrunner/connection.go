@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
@@ -356,8 +358,8 @@ func (s *Service) AccessibleDatabases(ctx context.Context, p *meridian.Principal
 // empty) that the caller's credentials reach on a service. Errors: as
 // AccessibleRoles, EInvalid (a database name longer than 256 bytes).
 func (s *Service) AccessibleSchemas(ctx context.Context, p *meridian.Principal, service, database string) ([]string, error) {
-	if len(database) > maxNameLen {
-		return nil, meridian.Errorf(meridian.EInvalid, "database is longer than %d bytes", maxNameLen)
+	if len(database) > maxNameLen || !utf8.ValidString(database) || strings.ContainsFunc(database, unicode.IsControl) {
+		return nil, meridian.Errorf(meridian.EInvalid, "database must be text of at most %d bytes without control characters", maxNameLen)
 	}
 	return s.introspect(ctx, p, service, func(ctx context.Context, eng engine.Engine, c engine.Conn) ([]string, error) {
 		db := strings.TrimSpace(database)
