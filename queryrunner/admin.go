@@ -522,7 +522,7 @@ func (s *Service) putAdmin(ctx context.Context, p *meridian.Principal, service s
 			return err
 		}
 		if prevp != nil && (credentialsDiffer(prev.Auth, c.Auth) || prev.ServiceType != c.ServiceType || prev.HostPort != c.HostPort) {
-			st := encodeStatus(connStatus{Status: StatusRevalidationRequired, UpdatedAt: now,
+			st := encodeStatus(Status{Status: StatusRevalidationRequired, UpdatedAt: now,
 				Message: "The service's admin credentials changed: test the connection again"})
 			for _, table := range []string{"qr_user_configs", "qr_team_configs"} {
 				if _, err := tx.SQL().Exec(ctx, "UPDATE "+table+" SET status = $1 WHERE service_id = $2", st, c.ServiceID); err != nil {

@@ -149,7 +149,7 @@ func (s *Service) runTest(ctx context.Context, jobID string, params testParams) 
 		if admin, err = s.activeAdmin(ctx, tx, svc); err != nil {
 			return err
 		}
-		return setStatus(ctx, tx, sc, c.ID, connStatus{Status: StatusTesting, UpdatedAt: s.millis(), WorkflowID: jobID})
+		return setStatus(ctx, tx, sc, c.ID, Status{Status: StatusTesting, UpdatedAt: s.millis(), WorkflowID: jobID})
 	})
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (s *Service) runTest(ctx context.Context, jobID string, params testParams) 
 		defer cancel()
 		return dbError(eng.Ping(pctx, conn), admin.ServiceName, conn)
 	}()
-	st := connStatus{Status: StatusSuccessful, Message: "SELECT 1 succeeded", UpdatedAt: s.millis(), WorkflowID: jobID}
+	st := Status{Status: StatusSuccessful, Message: "SELECT 1 succeeded", UpdatedAt: s.millis(), WorkflowID: jobID}
 	if pingErr != nil {
 		st.Status, st.Message = StatusFailed, meridian.ErrorMessage(pingErr)
 	}
@@ -270,7 +270,7 @@ func (s *Service) UpdateConnectionStatus(ctx context.Context, p *meridian.Princi
 		if j.Type != JobTypeTestConnection || params.ConfigID != c.ID {
 			return meridian.Errorf(meridian.EInvalid, "Workflow %s is not a test-connection workflow of this config", j.ID)
 		}
-		st := connStatus{UpdatedAt: s.millis(), WorkflowID: j.ID}
+		st := Status{UpdatedAt: s.millis(), WorkflowID: j.ID}
 		switch j.Status {
 		case jobs.StatusCompleted:
 			st.Status, st.Message = StatusSuccessful, "SELECT 1 succeeded"

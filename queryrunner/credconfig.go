@@ -31,7 +31,7 @@ type credConfig struct {
 	ServiceName string
 	OwnerID     string // the user's or the team's id
 	Auth        authConfig
-	Status      connStatus
+	Status      Status
 	CreatedAt   int64
 	UpdatedAt   int64
 	UpdatedBy   string
@@ -157,7 +157,7 @@ func (s *Service) saveCred(ctx context.Context, tx store.Tx, sc scope, c credCon
 }
 
 // setStatus records a connection status on a config.
-func setStatus(ctx context.Context, tx store.Tx, sc scope, id string, st connStatus) error {
+func setStatus(ctx context.Context, tx store.Tx, sc scope, id string, st Status) error {
 	_, err := tx.SQL().Exec(ctx, "UPDATE "+sc.table+" SET status = $1 WHERE id = $2", encodeStatus(st), id)
 	return err
 }
@@ -284,7 +284,7 @@ func (s *Service) putCred(ctx context.Context, p *meridian.Principal, sc scope, 
 		}
 		now := s.millis()
 		c := credConfig{ServiceID: svc.ID, ServiceName: svc.Name, OwnerID: ownerID, Auth: a, UpdatedAt: now, UpdatedBy: p.Name,
-			Status: connStatus{Status: StatusUntested, UpdatedAt: now}}
+			Status: Status{Status: StatusUntested, UpdatedAt: now}}
 		if prevp != nil {
 			c.ID, c.CreatedAt = prev.ID, prev.CreatedAt
 		} else {

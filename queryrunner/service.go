@@ -151,8 +151,8 @@ func serviceName(ctx context.Context, tx store.Tx, id string) string {
 	return row.FQN
 }
 
-// connStatus is a user or team config's connection status.
-type connStatus struct {
+// Status is a user or team config's connection status.
+type Status struct {
 	Status     string `json:"status"`
 	Message    string `json:"message,omitempty"`
 	UpdatedAt  int64  `json:"updatedAt,omitempty"`
@@ -168,15 +168,15 @@ const (
 	StatusRevalidationRequired = "RevalidationRequired"
 )
 
-func decodeStatus(raw string) connStatus {
-	var st connStatus
+func decodeStatus(raw string) Status {
+	var st Status
 	if json.Unmarshal([]byte(raw), &st) != nil || st.Status == "" {
 		st.Status = StatusUntested
 	}
 	return st
 }
 
-func encodeStatus(st connStatus) string {
+func encodeStatus(st Status) string {
 	b, _ := json.Marshal(st)
 	return string(b)
 }
