@@ -11,7 +11,7 @@ import (
 const maxDepth = 10000
 
 // checkPostgres parses with libpg_query and walks the JSON parse tree.
-func checkPostgres(sql string) (Result, error) {
+func checkPostgres(sql, dialect string) (Result, error) {
 	tree, err := pg_query.ParseToJSON(sql)
 	if err != nil {
 		return Result{}, refuse("the statement does not parse as PostgreSQL: %s", parseMessage(err))
@@ -50,7 +50,7 @@ func checkPostgres(sql string) (Result, error) {
 		if _, ok := node["withClause"]; ok {
 			kind = KindWith
 		}
-		if err := walkPG(node, false, 0); err != nil {
+		if err := walkPG(node, dialect, false, 0); err != nil {
 			return Result{}, err
 		}
 		return Result{Kind: kind}, nil
@@ -72,7 +72,7 @@ func checkPostgres(sql string) (Result, error) {
 		}
 		// Without ANALYZE the statement is only planned: a write may be explained,
 		// but side-effect functions are refused all the same.
-		if err := walkPG(node, !analyze, 0); err != nil {
+		if err := walkPG(node, dialect, !analyze, 0); err != nil {
 			return Result{}, err
 		}
 		return Result{Kind: KindExplain}, nil
@@ -121,7 +121,7 @@ func keyOf(m map[string]any) string {
 
 // walkPG refuses data-modifying statements anywhere in the tree (unless writesOK, for
 // a plain EXPLAIN), SELECT … INTO, row-locking clauses and denied functions.
-func walkPG(v any, writesOK bool, depth int) error {
+func walkPG(v any, dialect string, writesOK bool, depth int) error {
 	if depth > maxDepth {
 		return refuse("the statement is nested too deeply")
 	}
@@ -139,18 +139,18 @@ func walkPG(v any, writesOK bool, depth int) error {
 				return refuse("FOR UPDATE/SHARE takes row locks")
 			case "FuncCall":
 				if fc, ok := child.(map[string]any); ok {
-					if name := funcName(fc); name != "" && denied(Postgres, name) {
+					if name := funcName(fc); name != "" && denied(dialect, name) {
 						return refuse("function %s has side effects", name)
 					}
 				}
 			}
-			if err := walkPG(child, writesOK, depth+1); err != nil {
+			if err := walkPG(child, dialect, writesOK, depth+1); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for _, child := range x {
-			if err := walkPG(child, writesOK, depth+1); err != nil {
+			if err := walkPG(child, dialect, writesOK, depth+1); err != nil {
 				return err
 			}
 		}

@@ -75,6 +75,11 @@ var DeniedFunctions = map[string][]string{
 		"query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
 		"txid_current", "pg_current_xact_id",
 	},
+	// ANSI adds, for the engines classified with the PostgreSQL grammar (Trino,
+	// Snowflake, SQL Server), their own: Snowflake's SYSTEM$ functions (cancel
+	// queries, abort sessions, …) and SQL Server's ad-hoc remote queries, which run
+	// arbitrary SQL elsewhere.
+	ANSI: {"system$*", "openquery", "openrowset", "opendatasource", "openxml"},
 	MySQL: {
 		"get_lock", "release_lock", "release_all_locks", "is_used_lock",
 		"load_file", "sys_exec", "sys_eval",
@@ -95,9 +100,13 @@ func Check(dialect, sql string) (Result, error) {
 		return Result{}, refuse("the query contains a NUL byte")
 	}
 	switch dialect {
-	case Postgres, ANSI, "":
-		r, err := checkPostgres(sql)
+	case Postgres, "":
+		r, err := checkPostgres(sql, Postgres)
 		r.Dialect = Postgres
+		return r, err
+	case ANSI:
+		r, err := checkPostgres(sql, ANSI)
+		r.Dialect = ANSI
 		return r, err
 	case MySQL:
 		r, err := checkMySQL(sql)
@@ -113,10 +122,15 @@ func refuse(format string, args ...any) error {
 }
 
 // denied reports whether name (any case, possibly schema-qualified: the last part
-// counts) is a denied function of dialect.
+// counts) is a denied function of dialect. The ANSI dialect denies PostgreSQL's list
+// too, since it is parsed with that grammar.
 func denied(dialect, name string) bool {
 	name = strings.ToLower(name)
-	for _, d := range DeniedFunctions[dialect] {
+	list := DeniedFunctions[dialect]
+	if dialect == ANSI {
+		list = append(append([]string(nil), DeniedFunctions[Postgres]...), list...)
+	}
+	for _, d := range list {
 		if p, ok := strings.CutSuffix(d, "*"); ok {
 			if strings.HasPrefix(name, p) {
 				return true
