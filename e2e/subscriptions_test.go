@@ -324,3 +324,34 @@ func TestSubscriptionDeadReceiverBlocksNobody(t *testing.T) {
 		t.Fatalf("the healthy receiver got %d of 5 events within 5s", len(got))
 	}
 }
+
+// TestSubscriptionFailedEventsAreListed: on a server that does not allow loopback
+// webhooks, delivery to one fails for good at once: the subscription shows it and lists
+// the event given up (admins only).
+func TestSubscriptionFailedEventsAreListed(t *testing.T) {
+	s := startServer(t)
+	c := s.admin
+	sch, _ := hierarchy(t, c, "fail", "db", "sch")
+	r := eventstest.NewReceiver(t, "")
+	sub := subscription(t, c, "refused", r)
+	id := str(sub["id"])
+	table(t, c, sch, "orders", nil)
+	eventually(t, 20*time.Second, "the event is given up", func() bool {
+		st := statusOf(t, c, id)
+		return st["status"] == "failed" && num(st["failedEvents"]) == 1 && strings.Contains(str(st["lastError"]), "not allowed")
+	})
+	res := c.must(http.StatusOK, "GET", "/api/v1/events/subscriptions/"+id+"/failedEvents", nil)
+	data := list(res["data"])
+	if len(data) != 1 || object(object(data[0])["changeEvent"])["entityFullyQualifiedName"] != "fail.db.sch.orders" ||
+		!strings.Contains(str(object(data[0])["reason"]), "not allowed") || object(data[0])["failingSubscriptionId"] != id {
+		t.Fatalf("failed events %v", res)
+	}
+	if r.Attempts() != 0 {
+		t.Fatal("the refused receiver was reached")
+	}
+	steward := s.user(t, "steward", "DataSteward")
+	expectError(t, steward.c.do("GET", "/api/v1/events/subscriptions/"+id+"/failedEvents", nil, nil), http.StatusForbidden, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/"+id+"/failedEvents?limit=0", nil, nil), http.StatusBadRequest, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/9b2f5c3e-1d2a-4c1b-8f3e-2a1b3c4d5e6f/failedEvents", nil, nil), http.StatusNotFound, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/nope/failedEvents", nil, nil), http.StatusBadRequest, "")
+}

@@ -117,6 +117,7 @@ type queued struct {
 	deliveredTo   map[string]bool
 	deliveredList string
 	unreadable    error // the stored event does not decode
+	raw           string
 }
 
 // deliverQueue delivers one subscription's queue, in order, until it is empty, its head
@@ -193,6 +194,7 @@ FROM event_subscription_queue WHERE subscription_id = $1 ORDER BY seq LIMIT 1`, 
 		q.unreadable = err
 	}
 	q.event.Seq = q.seq
+	q.raw = raw
 	q.deliveredTo = map[string]bool{}
 	for _, d := range strings.Split(q.deliveredList, ",") {
 		if d != "" {
@@ -326,6 +328,9 @@ last_failed_at = $5, failed = failed + $6, updated_at = $5 WHERE subscription_id
 			return err
 		}
 		if failed > 0 {
+			if err := keepFailed(ctx, db, sub.ID, q, lastErr, now); err != nil {
+				return err
+			}
 			_, err = db.Exec(ctx, `UPDATE event_subscription_state SET queued = queued - $2, status = $3, last_error = $4,
 last_status_code = $5, last_failed_at = $6, failed = failed + $7, delivered = delivered + $8, updated_at = $6
 WHERE subscription_id = $1`, sub.ID, n, StatusFailed, lastErr, lastStatus, now, failed, min(okCount, 1))
@@ -364,4 +369,18 @@ func joinIDs(m map[string]bool) string {
 		ids = append(ids, id)
 	}
 	return strings.Join(ids, ",")
+}
+
+// MaxFailedEvents bounds the failed events kept per subscription; older ones go.
+const MaxFailedEvents = 1000
+
+// keepFailed records an event given up, and drops the oldest beyond MaxFailedEvents.
+func keepFailed(ctx context.Context, db store.SQL, id string, q *queued, reason string, now int64) error {
+	if _, err := db.Exec(ctx, `INSERT INTO event_subscription_failed (subscription_id, seq, event, reason, failed_at)
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT (subscription_id, seq) DO NOTHING`, id, q.seq, q.raw, reason, now); err != nil {
+		return err
+	}
+	_, err := db.Exec(ctx, `DELETE FROM event_subscription_failed WHERE subscription_id = $1 AND seq <=
+(SELECT f.seq FROM event_subscription_failed f WHERE f.subscription_id = $1 ORDER BY f.seq DESC LIMIT 1 OFFSET $2)`, id, MaxFailedEvents)
+	return err
 }

@@ -79,8 +79,11 @@ func Module() store.Module {
 		Name:       ModuleName,
 		Migrations: migrations,
 		OnRemove: func(ctx context.Context, db store.SQL, entityID string) error {
-			if _, err := db.Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1`, entityID); err != nil {
-				return err
+			for _, q := range []string{`DELETE FROM event_subscription_queue WHERE subscription_id = $1`,
+				`DELETE FROM event_subscription_failed WHERE subscription_id = $1`} {
+				if _, err := db.Exec(ctx, q, entityID); err != nil {
+					return err
+				}
 			}
 			_, err := db.Exec(ctx, `DELETE FROM event_subscription_state WHERE subscription_id = $1`, entityID)
 			return err
