@@ -124,10 +124,14 @@ type queued struct {
 // waits for a retry, or another process holds its lease.
 func (s *Service) deliverQueue(ctx context.Context, id string) error {
 	defer s.release(context.WithoutCancel(ctx), id)
+	var renewAt int64 // the lease is renewed once half of it has passed
 	for ctx.Err() == nil {
-		ok, err := s.lease(ctx, id)
-		if err != nil || !ok {
-			return err
+		if now := s.now(); now >= renewAt {
+			ok, err := s.lease(ctx, id)
+			if err != nil || !ok {
+				return err
+			}
+			renewAt = now + leaseDuration.Milliseconds()/2
 		}
 		head, err := s.head(ctx, id)
 		if err != nil || head == nil || head.nextAttempt > s.now() {

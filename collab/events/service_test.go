@@ -62,7 +62,7 @@ func (c *clock) Add(d time.Duration) {
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	db    store.Driver
 	ents  *store.Entities
@@ -73,7 +73,7 @@ type fixture struct {
 	admin *meridian.Principal
 }
 
-func newFixture(t *testing.T, open drivertest.Open, cfg events.Config) *fixture {
+func newFixture(t testing.TB, open drivertest.Open, cfg events.Config) *fixture {
 	db := open(t, events.Module())
 	v, err := schema.New()
 	if err != nil {
