@@ -278,9 +278,13 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 	c.must(http.StatusOK, "PUT", "/api/v1/lineage", edge)
 	c.do("DELETE", fmt.Sprintf("/api/v1/lineage/table/%s/table/%s", a["id"], b["id"]), nil, nil)
 	c.must(http.StatusOK, "DELETE", "/api/v1/databaseSchemas/"+schID+"?recursive=true&hardDelete=true", nil)
+	soft, softID := hierarchy(t, c, "ev2", "db", "sch")
+	table(t, c, soft, "x", nil)
+	table(t, c, soft, "y", nil)
+	c.must(http.StatusOK, "DELETE", "/api/v1/databaseSchemas/"+softID+"?recursive=true", nil)
 	evs := list(c.must(http.StatusOK, "GET", "/api/v1/events?limit=1000", nil)["data"])
 	var lineage []string
-	var deletes []map[string]any
+	var deletes, softDeletes []map[string]any
 	for _, e := range evs {
 		m := object(e)
 		switch typ := str(m["eventType"]); {
@@ -288,7 +292,12 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 			lineage = append(lineage, typ)
 		case typ == "entityDeleted":
 			deletes = append(deletes, m)
+		case typ == "entitySoftDeleted":
+			softDeletes = append(softDeletes, m)
 		}
+	}
+	if len(softDeletes) != 1 || softDeletes[0]["entityId"] != softID || softDeletes[0]["recursive"] != true {
+		t.Errorf("soft delete events %v: want one, for the schema, recursive", softDeletes)
 	}
 	if strings.Join(lineage, ",") != "entityLineageAdded,entityLineageUpdated,entityLineageDeleted" {
 		t.Errorf("lineage events %v", lineage)
