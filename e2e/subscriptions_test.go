@@ -253,6 +253,8 @@ func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
 		{"name": "badType", "destinations": []any{map[string]any{"type": "Slack", "config": map[string]any{}}}},
 		{"name": "noEndpoint", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{}}}},
 		{"name": "creds", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://u:p@example.com"}}}},
+		{"name": "badHeader", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com",
+			"headers": map[string]any{"X-Token": "a\r\nX-Injected: 1"}}}}},
 		{"name": "noReceivers", "destinations": []any{map[string]any{"type": "Email", "config": map[string]any{}}}},
 		{"name": "badEvent", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com"}}},
 			"input": map[string]any{"filters": []any{map[string]any{"name": "filterByEventType", "arguments": []any{map[string]any{"name": "eventTypeList", "input": []any{"nope"}}}}}}},
