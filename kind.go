@@ -86,6 +86,10 @@ type Kind struct {
 
 	// Actions are the kind's operations besides the generic ones (REST routes and tools).
 	Actions []Action
+	// AdminOnly is true when only admins may create, change, delete or restore entities
+	// of the kind (event subscriptions, which send the catalog's changes outside);
+	// anyone signed in may still read and follow them.
+	AdminOnly bool
 	// NoLineage is true when the kind cannot be an end of a lineage edge.
 	NoLineage bool
 	// Account is true for the kinds that describe who acts (users, teams, bots): the

@@ -52,6 +52,11 @@ func withSearchIndex(k *Kind, index string) *Kind {
 
 // DefaultKinds returns every kind Meridian serves.
 func DefaultKinds() []*Kind {
+	return append(baseKinds(), eventKinds()...)
+}
+
+// baseKinds are the catalog's own kinds; capabilities' kinds are appended to them.
+func baseKinds() []*Kind {
 	return []*Kind{
 		// Services.
 		service("databaseService", "databaseServices"),

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
@@ -66,6 +67,9 @@ type Config struct {
 	// Embedder chooses the embedder of semantic search; its zero value reads the
 	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
 	Embedder EmbedderConfig
+	// Events configures the delivery of change events to event subscriptions (SMTP
+	// server, networks webhooks may reach, bounds); Node and Logger are set here.
+	Events events.Config
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -104,6 +108,9 @@ type Catalog struct {
 	// QueryRunnerRuns runs Query Runner queries as durable workflows on Jobs, with the
 	// credentials QueryRunner resolves, and keeps their results.
 	QueryRunnerRuns *workflow.Service
+	// Events delivers change events to event subscriptions (an outbox consumer); Run
+	// runs its delivery workers.
+	Events *events.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -171,7 +178,10 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	})
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer)
+	evCfg := cfg.Events
+	evCfg.Node, evCfg.Logger = node, log
+	subscriptions := events.New(ents, evCfg)
+	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -206,7 +216,11 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine, QueryRunner: qr, QueryRunnerRuns: qrRuns}, nil
+		Search:          engine,
+		QueryRunner:     qr,
+		QueryRunnerRuns: qrRuns,
+		Events:          subscriptions,
+	}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -255,6 +269,7 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
+	wg.Go(func() { c.Events.Run(ctx) })
 	wg.Wait()
 }
 
@@ -264,7 +279,12 @@ func (c *Catalog) Close() error { return c.Driver.Close() }
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), queryrunner.Module(), workflow.Module()}
+	return []store.Module{
+		auth.Module(), quality.Module(), jobs.Module(), vectors.Module(),
+		queryrunner.Module(),
+		workflow.Module(),
+		events.Module(),
+	}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

@@ -36,9 +36,11 @@
 //     own user entity (entity id == principal id), and to the entity's owners (a team's
 //     owners may edit the team). Fields a kind marks Privileged (a user's roles and
 //     isAdmin) need EditPrivileged, which only admins have.
-//  6. DataSteward: View, Follow, Create, Edit and Delete (soft) on every other kind;
+//  6. AdminOnly kinds (Kind.AdminOnly: event subscriptions): anyone may View and Follow
+//     them; only admins may do anything else.
+//  7. DataSteward: View, Follow, Create, Edit and Delete (soft) on every other kind;
 //     never HardDelete.
-//  7. DataConsumer, and any principal with no known role: View and Follow; Edit and
+//  8. DataConsumer, and any principal with no known role: View and Follow; Edit and
 //     Delete (soft) only on entities they own; no Create; no HardDelete.
 //
 // A principal owns an entity when one of its owners is an EntityRef of type "user"
@@ -104,6 +106,9 @@ func allowed(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meri
 	case store.OpView, store.OpFollow:
 		return true
 	case store.OpHardDelete:
+		return false
+	}
+	if k.AdminOnly {
 		return false
 	}
 	if k.Account {

@@ -83,6 +83,9 @@ func TestPolicyMatrix(t *testing.T) {
 		{"read-only user may not edit own user entity", readOnly(bob()), "user", bobUser, nil, opSet{store.OpView}},
 		{"principal without id does not own an entity without id", &meridian.Principal{Name: "anon"}, "user", meridian.Entity{}, nil, readFollow},
 		{"consumer may not create with a nil entity", bob(), "table", nil, nil, readFollow},
+		{"steward may only read and follow an admin-only kind", bob(meridian.RoleDataSteward), meridian.KindEventSubscription, meridian.Entity{"id": "s"}, nil, readFollow},
+		{"owner may only read and follow an admin-only kind", bob(meridian.RoleDataConsumer), meridian.KindEventSubscription, meridian.Entity{"id": "s"}, ownedByID, readFollow},
+		{"admin manages an admin-only kind", bob(meridian.RoleAdmin), meridian.KindEventSubscription, meridian.Entity{"id": "s"}, nil, everything},
 	}
 	var pol store.Policy = Policy{}
 	for _, tt := range tests {

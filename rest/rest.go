@@ -25,6 +25,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
+	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -67,6 +68,9 @@ type Config struct {
 	// QueryRunnerRuns runs Query Runner workflows (/v1/platform/apps/queryRunner); nil
 	// answers 404 there.
 	QueryRunnerRuns *workflow.Service
+	// Events delivers change events to event subscriptions and tests their
+	// destinations; nil answers 404 to testDestination.
+	Events *events.Service
 }
 
 type server struct {
@@ -81,6 +85,7 @@ type server struct {
 	trustedProxies []netip.Prefix
 	qr             *queryrunner.Service
 	qrRuns         *workflow.Service
+	events         *events.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -96,7 +101,11 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies, qr: c.QueryRunner, qrRuns: c.QueryRunnerRuns}
+		trustedProxies: c.TrustedProxies,
+		qr:             c.QueryRunner,
+		qrRuns:         c.QueryRunnerRuns,
+		events:         c.Events,
+	}
 	if s.search == nil {
 		s.search = c.Entities
 	}

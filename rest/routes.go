@@ -63,6 +63,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.userRoutes(reg)...)
 	rs = append(rs, s.secretsRoutes()...)
 	rs = append(rs, s.eventRoutes()...)
+	rs = append(rs, s.subscriptionRoutes()...)
 	rs = append(rs, route{method: http.MethodGet, path: apiPrefix + "/v1/jobs/{id}", handler: s.h(s.getJob), id: "getJob",
 		tag: "jobs", summary: "Get an asynchronous job",
 		description: "Shown to the principal that started the job and to admins; anyone else gets 404, as for a job that does not exist.",

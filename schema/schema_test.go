@@ -63,6 +63,8 @@ var createBodies = map[string]string{
 	"mcpServer":          `{"name": "postgres_mcp", "service": "mcp_hub", "serverType": "Database", "transportType": "Stdio"}`,
 	"llmModel":           `{"name": "gpt4o", "service": "openai", "baseModel": "gpt-4o"}`,
 	"aiApplication":      `{"name": "sales_assistant", "applicationType": "Assistant"}`,
+	"eventSubscription":  `{"name": "orders_hook", "destinations": [{"type": "Webhook", "config": {"endpoint": "https://hooks.example.com/meridian"}}]}`,
+	"announcement":       `{"name": "orders_maintenance", "entityLink": "<#E::table::svc.db.sch.orders>", "startTime": 1767225600000, "endTime": 1767232800000}`,
 	"promptTemplate":     `{"name": "summarize", "templateContent": "Summarize {{text}}", "variables": [{"name": "text", "dataType": "String", "required": true}]}`,
 	"contextPlugin":      `{"name": "confluence", "pluginType": "Confluence", "provider": "Atlassian", "connectionConfig": {"baseUrl": "https://example.atlassian.net"}}`,
 	"page":               `{"name": "Refund_policy", "pageType": "Article", "description": "How refunds are booked", "content": "# Refunds\n\nRefunds are booked as negative orders."}`,

@@ -38,8 +38,15 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		"how long change events are kept once every outbox consumer has handled them: 30d, 12h, or never")
 	mcpOpts := mcpFlags(fs, "mcp-")
 	bounds := serverFlags(fs)
+	evOpts := eventFlags(fs)
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	delivery, err := evOpts.config()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return errUsage
 	}
 	log, err := newLogger(stderr, *level)
 	if err != nil {
@@ -68,6 +75,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.EventRetention = keep
+	cfg.Events = delivery
 	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
 		return err
@@ -86,7 +94,11 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
-		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies, QueryRunner: cat.QueryRunner, QueryRunnerRuns: cat.QueryRunnerRuns}))
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies,
+		QueryRunner:     cat.QueryRunner,
+		QueryRunnerRuns: cat.QueryRunnerRuns,
+		Events:          cat.Events,
+	}))
 	if err != nil {
 		return err
 	}
