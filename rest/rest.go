@@ -23,9 +23,9 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
-	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
