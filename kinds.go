@@ -52,6 +52,11 @@ func withSearchIndex(k *Kind, index string) *Kind {
 
 // DefaultKinds returns every kind Meridian serves.
 func DefaultKinds() []*Kind {
+	return append(catalogKinds(), taskKinds()...)
+}
+
+// catalogKinds are the catalog's entity kinds.
+func catalogKinds() []*Kind {
 	return []*Kind{
 		// Services.
 		service("databaseService", "databaseServices"),
