@@ -1,0 +1,151 @@
+package tasks
+
+import (
+	"context"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// Query selects tasks: the task kind's filters (type, status, category, assignee,
+// createdBy, about as an entity link or an FQN, aboutType), createdAt between StartTs
+// and EndTs (epoch ms, 0 for open), and a page as store.ListOptions.
+type Query struct {
+	Filters map[string]string
+	About   string
+	StartTs int64
+	EndTs   int64
+	Options store.ListOptions
+}
+
+// MaxScan bounds how many tasks one list request examines when it filters on time: past
+// it the page ends early with an after cursor to continue from.
+const MaxScan = 10000
+
+// scanChunk is how many tasks a time-window list reads at a time.
+const scanChunk = 500
+
+// List answers one page of tasks, ordered by name (TASK-NNNNN: creation order). With a
+// time window the engine's pages are read in chunks and filtered on createdAt, at most
+// MaxScan tasks per request; the page's total is then the number of matches found in
+// the tasks examined. Errors: EInvalid (bad filter, cursor, limit, fields, window).
+func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
+	if q.StartTs < 0 || q.EndTs < 0 || (q.EndTs > 0 && q.StartTs > q.EndTs) {
+		return store.Page{}, meridian.Errorf(meridian.EInvalid, "startTs must not be after endTs, both epoch milliseconds")
+	}
+	o := q.Options
+	o.Filters = map[string]string{}
+	for k, v := range q.Filters {
+		o.Filters[k] = v
+	}
+	if a := strings.TrimSpace(q.About); a != "" {
+		if strings.HasPrefix(a, "<#E::") {
+			link, err := meridian.ParseEntityLink(a)
+			if err != nil {
+				return store.Page{}, err
+			}
+			a = link.FQN
+			o.Filters["aboutType"] = link.EntityType
+		}
+		fqn, err := meridian.NormalizeFQN(a)
+		if err != nil {
+			return store.Page{}, meridian.Errorf(meridian.EInvalid, "about: %s", meridian.ErrorMessage(err))
+		}
+		o.Filters["aboutEntity"] = fqn
+	}
+	if q.StartTs == 0 && q.EndTs == 0 {
+		return s.ents.List(ctx, p, meridian.KindTask, o)
+	}
+	if o.Before != "" {
+		return store.Page{}, meridian.Errorf(meridian.EInvalid, "before is not supported with startTs or endTs; page forward with after")
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = store.DefaultListLimit
+	}
+	in := func(e meridian.Entity) bool {
+		at, _ := e["createdAt"].(float64)
+		return int64(at) >= q.StartTs && (q.EndTs == 0 || int64(at) <= q.EndTs)
+	}
+	out := store.Page{Data: []meridian.Entity{}}
+	chunk := o
+	chunk.Limit = scanChunk
+	// createdAt is needed to filter; it is a document field, always answered.
+	for scanned := 0; scanned < MaxScan; {
+		page, err := s.ents.List(ctx, p, meridian.KindTask, chunk)
+		if err != nil {
+			return store.Page{}, err
+		}
+		for i, e := range page.Data {
+			scanned++
+			if !in(e) {
+				continue
+			}
+			out.Data = append(out.Data, e)
+			if len(out.Data) == limit {
+				if i < len(page.Data)-1 || page.After != "" {
+					out.After = store.CursorAfter(e)
+				}
+				out.Total = len(out.Data)
+				return out, nil
+			}
+		}
+		if page.After == "" {
+			break
+		}
+		chunk.After = page.After
+		if scanned >= MaxScan {
+			out.After = page.After
+		}
+	}
+	out.Total = len(out.Data)
+	return out, nil
+}
+
+// Assigned lists the open and closed tasks assigned to p. Errors: as List.
+func (s *Service) Assigned(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
+	if p == nil {
+		return store.Page{}, meridian.Errorf(meridian.EUnauthorized, "Missing token")
+	}
+	q.Filters = withFilter(q.Filters, "assignee", p.Name)
+	return s.List(ctx, p, q)
+}
+
+// Created lists the tasks p created. Errors: as List.
+func (s *Service) Created(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
+	if p == nil {
+		return store.Page{}, meridian.Errorf(meridian.EUnauthorized, "Missing token")
+	}
+	q.Filters = withFilter(q.Filters, "createdBy", p.Name)
+	return s.List(ctx, p, q)
+}
+
+// DataAccessRequests lists the data access request tasks. Errors: as List.
+func (s *Service) DataAccessRequests(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
+	q.Filters = withFilter(q.Filters, "type", meridian.TaskTypeDataAccessRequest)
+	return s.List(ctx, p, q)
+}
+
+// Count counts the tasks a query selects, without reading them (no time window) or
+// among the first MaxScan tasks examined (with one). Errors: as List.
+func (s *Service) Count(ctx context.Context, p *meridian.Principal, q Query) (int, error) {
+	if q.StartTs == 0 && q.EndTs == 0 {
+		q.Options.Limit = 0
+		page, err := s.List(ctx, p, q)
+		return page.Total, err
+	}
+	q.Options.Limit = MaxScan
+	q.Options.After, q.Options.Before = "", ""
+	page, err := s.List(ctx, p, q)
+	return len(page.Data), err
+}
+
+func withFilter(f map[string]string, k, v string) map[string]string {
+	out := map[string]string{}
+	for a, b := range f {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
