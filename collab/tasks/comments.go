@@ -10,8 +10,9 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-// AddComment appends a comment by p to a task (a new version of it). Anyone who may
-// view the task and is a task author may comment; EditTask is not needed. Errors:
+// AddComment appends a comment by p to a task (a new version of it): a comment is an
+// edit of the task, so it needs EditTask (the creator, an assignee, a data steward or an
+// admin). Errors:
 // EInvalid (blank or too long message), ENotFound, EForbidden.
 func (s *Service) AddComment(ctx context.Context, p *meridian.Principal, id, message string) (meridian.Entity, error) {
 	if err := checkMessage(message); err != nil {
