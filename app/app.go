@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -96,6 +97,8 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// Tasks runs the task flows and the feed over Entities, with the role policy.
+	Tasks *tasks.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -195,7 +198,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine}, nil
+		Search: engine, Tasks: tasks.New(ents, auth.Policy{})}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -252,7 +255,7 @@ func (c *Catalog) Close() error { return c.Driver.Close() }
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), tasks.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

@@ -23,6 +23,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -59,6 +60,9 @@ type Config struct {
 	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
 	// they are ignored.
 	TrustedProxies []netip.Prefix
+	// Tasks serves the task flows (/v1/tasks beside the task kind's generic routes) and
+	// the feed (/v1/feed); nil leaves only the generic task routes.
+	Tasks *tasks.Service
 }
 
 type server struct {
@@ -71,6 +75,7 @@ type server struct {
 	dispatcher     *store.Dispatcher
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
+	tasks          *tasks.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -86,7 +91,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies}
+		trustedProxies: c.TrustedProxies, tasks: c.Tasks}
 	if s.search == nil {
 		s.search = c.Entities
 	}

@@ -42,6 +42,7 @@ var familyTags = map[string]string{
 	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
+	"feed":     "Conversations about entities, and the legacy task threads (description, tag, approval, test case failure resolution).",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -69,8 +70,20 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
+	rs = append(rs, s.taskRoutes(reg)...)
+	rs = append(rs, s.feedRoutes()...)
+	// A family's row replaces the generic row of a kind at the same method and path (the
+	// task list, with its time window).
+	taken := map[string]bool{}
+	for _, rt := range rs {
+		taken[rt.method+" "+rt.path] = true
+	}
 	for _, k := range reg.Kinds() {
-		rs = append(rs, s.kindRoutes(k)...)
+		for _, rt := range s.kindRoutes(k) {
+			if !taken[rt.method+" "+rt.path] {
+				rs = append(rs, rt)
+			}
+		}
 	}
 	return rs
 }
