@@ -31,28 +31,12 @@ const scanChunk = 500
 // MaxScan tasks per request; the page's total is then the number of matches found in
 // the tasks examined. Errors: EInvalid (bad filter, cursor, limit, fields, window).
 func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
-	if q.StartTs < 0 || q.EndTs < 0 || (q.EndTs > 0 && q.StartTs > q.EndTs) {
-		return store.Page{}, meridian.Errorf(meridian.EInvalid, "startTs must not be after endTs, both epoch milliseconds")
+	o, err := options(q)
+	if err != nil {
+		return store.Page{}, err
 	}
-	o := q.Options
-	o.Filters = map[string]string{}
-	for k, v := range q.Filters {
-		o.Filters[k] = v
-	}
-	if a := strings.TrimSpace(q.About); a != "" {
-		if strings.HasPrefix(a, "<#E::") {
-			link, err := meridian.ParseEntityLink(a)
-			if err != nil {
-				return store.Page{}, err
-			}
-			a = link.FQN
-			o.Filters["aboutType"] = link.EntityType
-		}
-		fqn, err := meridian.NormalizeFQN(a)
-		if err != nil {
-			return store.Page{}, meridian.Errorf(meridian.EInvalid, "about: %s", meridian.ErrorMessage(err))
-		}
-		o.Filters["aboutEntity"] = fqn
+	if o.Limit == 0 {
+		o.Limit = store.DefaultListLimit
 	}
 	if q.StartTs == 0 && q.EndTs == 0 {
 		return s.ents.List(ctx, p, meridian.KindTask, o)
@@ -103,6 +87,34 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (sto
 	return out, nil
 }
 
+// options turns a query into the engine's list options (without its window).
+func options(q Query) (store.ListOptions, error) {
+	if q.StartTs < 0 || q.EndTs < 0 || (q.EndTs > 0 && q.StartTs > q.EndTs) {
+		return store.ListOptions{}, meridian.Errorf(meridian.EInvalid, "startTs must not be after endTs, both epoch milliseconds")
+	}
+	o := q.Options
+	o.Filters = map[string]string{}
+	for k, v := range q.Filters {
+		o.Filters[k] = v
+	}
+	if a := strings.TrimSpace(q.About); a != "" {
+		if strings.HasPrefix(a, "<#E::") {
+			link, err := meridian.ParseEntityLink(a)
+			if err != nil {
+				return store.ListOptions{}, err
+			}
+			a = link.FQN
+			o.Filters["aboutType"] = link.EntityType
+		}
+		fqn, err := meridian.NormalizeFQN(a)
+		if err != nil {
+			return store.ListOptions{}, meridian.Errorf(meridian.EInvalid, "about: %s", meridian.ErrorMessage(err))
+		}
+		o.Filters["aboutEntity"] = fqn
+	}
+	return o, nil
+}
+
 // Assigned lists the open and closed tasks assigned to p. Errors: as List.
 func (s *Service) Assigned(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
 	if p == nil {
@@ -131,8 +143,12 @@ func (s *Service) DataAccessRequests(ctx context.Context, p *meridian.Principal,
 // among the first MaxScan tasks examined (with one). Errors: as List.
 func (s *Service) Count(ctx context.Context, p *meridian.Principal, q Query) (int, error) {
 	if q.StartTs == 0 && q.EndTs == 0 {
-		q.Options.Limit = 0
-		page, err := s.List(ctx, p, q)
+		o, err := options(q)
+		if err != nil {
+			return 0, err
+		}
+		o.Limit, o.After, o.Before = 0, "", ""
+		page, err := s.ents.List(ctx, p, meridian.KindTask, o)
 		return page.Total, err
 	}
 	q.Options.Limit = MaxScan
