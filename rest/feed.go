@@ -18,7 +18,7 @@ func (s *server) feedRoutes() []route {
 		"oldValue, suggestion, newValue, closedBy, closedAt}."}
 	list := obj{"allOf": []any{schemaRef("EntityList"), obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": thread}}}}}
 	id := []any{pathParamSpec("id", "The thread's id.", schemaRef("uuid"))}
-	taskID := []any{pathParamSpec("id", "The task's id (a number) or its thread's id.", obj{"type": "string"})}
+	taskID := []any{pathParamSpec("taskId", "The task's id (a number) or its thread's id.", obj{"type": "string", "maxLength": 64})}
 	postID := pathParamSpec("postId", "The post's id.", schemaRef("uuid"))
 	reaction := pathParamSpec("reactionType", "thumbsUp, thumbsDown, hooray, laugh, confused, heart, rocket or eyes.", obj{"type": "string",
 		"enum": []any{"thumbsUp", "thumbsDown", "hooray", "laugh", "confused", "heart", "rocket", "eyes"}})
@@ -44,12 +44,12 @@ func (s *server) feedRoutes() []route {
 				"type": obj{"type": "string", "enum": []any{"Conversation", "Task"}}, "taskDetails": obj{"type": "object"}}}, true),
 			responses: responses(obj{"201": resp("The thread.", thread)}, 400, 403, 404, 413)},
 		{method: http.MethodGet, path: p + "/{id}", handler: s.h(s.getThread), id: "getThread", tag: "feed", summary: "Get a thread",
-			params: id, responses: responses(ok("The thread."), 400, 404)},
+			params: id, responses: responses(ok("The thread."), 400, 403, 404)},
 		{method: http.MethodDelete, path: p + "/{id}", handler: s.h(s.deleteThread), id: "deleteThread", tag: "feed",
 			summary: "Delete a thread", description: "Its creator, or an admin.", params: id,
 			responses: responses(obj{"204": resp("Deleted.", nil)}, 400, 403, 404)},
 		{method: http.MethodGet, path: p + "/{id}/posts", handler: s.h(s.listPosts), id: "listPosts", tag: "feed",
-			summary: "List a thread's posts", params: id, responses: responses(obj{"200": resp("The posts.", obj{"type": "object"})}, 400, 404)},
+			summary: "List a thread's posts", params: id, responses: responses(obj{"200": resp("The posts.", obj{"type": "object"})}, 400, 403, 404)},
 		{method: http.MethodPost, path: p + "/{id}/posts", handler: s.h(s.addPost), id: "addPost", tag: "feed",
 			summary: "Post to a thread", params: id, body: message, responses: responses(ok("The thread."), 400, 403, 404, 409, 413)},
 		{method: http.MethodDelete, path: p + "/{id}/posts/{postId}", handler: s.h(s.deletePost), id: "deletePost", tag: "feed",
@@ -66,14 +66,14 @@ func (s *server) feedRoutes() []route {
 		{method: http.MethodDelete, path: p + "/{id}/posts/{postId}/reactions/{reactionType}", handler: s.h(s.react(true, false)),
 			id: "deletePostReaction", tag: "feed", summary: "Remove the caller's reaction to a post", params: cat(id, []any{postID, reaction}),
 			responses: responses(ok("The thread."), 400, 403, 404, 409)},
-		{method: http.MethodGet, path: p + "/tasks/{id}", handler: s.h(s.getTaskThread), id: "getTaskThread", tag: "feed",
-			summary: "Read a task thread", params: taskID, responses: responses(ok("The task thread."), 400, 404)},
-		{method: http.MethodPut, path: p + "/tasks/{id}/resolve", handler: s.h(s.resolveTaskThread), id: "resolveTaskThread", tag: "feed",
+		{method: http.MethodGet, path: p + "/tasks/{taskId}", handler: s.h(s.getTaskThread), id: "getTaskThread", tag: "feed",
+			summary: "Read a task thread", params: taskID, responses: responses(ok("The task thread."), 400, 403, 404)},
+		{method: http.MethodPut, path: p + "/tasks/{taskId}/resolve", handler: s.h(s.resolveTaskThread), id: "resolveTaskThread", tag: "feed",
 			summary: "Resolve a task thread", description: "An assignee (or an admin), never the creator. A description or tag task writes " +
 				"newValue (or the suggestion) onto the field its about link names.",
 			params: taskID, body: jsonBody("The accepted value.", obj{"type": "object", "properties": obj{"newValue": obj{"type": "string"}}}, false),
 			responses: responses(ok("The task thread."), 400, 403, 404, 409, 413)},
-		{method: http.MethodPut, path: p + "/tasks/{id}/close", handler: s.h(s.closeTaskThread), id: "closeTaskThread", tag: "feed",
+		{method: http.MethodPut, path: p + "/tasks/{taskId}/close", handler: s.h(s.closeTaskThread), id: "closeTaskThread", tag: "feed",
 			summary: "Close a task thread", description: "The creator or an assignee (or an admin); nothing is applied.",
 			params: taskID, body: jsonBody("An optional comment, posted to the thread.", obj{"type": "object",
 				"properties": obj{"comment": obj{"type": "string"}}}, false),
@@ -224,7 +224,7 @@ func (s *server) react(onPost, add bool) handler {
 }
 
 func (s *server) getTaskThread(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathParam(r, "id")
+	id, err := pathParam(r, "taskId")
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (s *server) getTaskThread(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) resolveTaskThread(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathParam(r, "id")
+	id, err := pathParam(r, "taskId")
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (s *server) resolveTaskThread(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *server) closeTaskThread(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathParam(r, "id")
+	id, err := pathParam(r, "taskId")
 	if err != nil {
 		return err
 	}

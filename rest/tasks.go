@@ -31,10 +31,11 @@ func (s *server) taskRoutes(reg *meridian.Registry) []route {
 	listParams = append(listParams, fieldsParam(k)...)
 	listParams = append(listParams, paramRef("include"))
 	for _, f := range k.Filters {
+		desc := "Only tasks whose " + f.Param + " is this value."
 		if f.Param == "aboutEntity" {
-			continue
+			desc = "Only tasks about the entity with this fully qualified name."
 		}
-		listParams = append(listParams, queryParam(f.Param, "Only tasks whose "+f.Param+" is this value.", obj{"type": "string"}))
+		listParams = append(listParams, queryParam(f.Param, desc, obj{"type": "string"}))
 	}
 	listParams = append(listParams,
 		queryParam("about", "Only tasks about this entity: an entity link (<#E::table::fqn>) or its FQN.", obj{"type": "string"}),
@@ -158,7 +159,7 @@ func taskQuery(r *http.Request, k *meridian.Kind) (tasks.Query, error) {
 	out := tasks.Query{About: q.Get("about"), Filters: map[string]string{},
 		Options: store.ListOptions{Fields: q.Get("fields"), Include: inc, Limit: limit, Before: q.Get("before"), After: q.Get("after")}}
 	for _, f := range k.Filters {
-		if v := q.Get(f.Param); v != "" && f.Param != "aboutEntity" {
+		if v := q.Get(f.Param); v != "" {
 			out.Filters[f.Param] = v
 		}
 	}
