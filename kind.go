@@ -119,6 +119,10 @@ type Kind struct {
 	// Operations and the kind's flows' operations, such as ResolveTask) for a principal
 	// that is not an admin: the policy asks it instead of applying its role rules.
 	Allow func(p *Principal, op string, e Entity) bool
+	// LeftTheFeed is true for a kind whose entities were feed threads once and are
+	// served at their own collection now (announcements): a feed call naming one answers
+	// 400 saying so.
+	LeftTheFeed bool
 }
 
 // EventType is the change event type the kind records for the engine's type typ.

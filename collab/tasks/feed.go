@@ -399,7 +399,7 @@ func (s *Service) readThread(ctx context.Context, p *meridian.Principal, where s
 		return tx.SQL().QueryRow(ctx, "SELECT doc FROM feed_threads WHERE "+where, key).Scan(&doc)
 	})
 	if meridian.ErrorCode(err) == meridian.ENotFound {
-		return nil, meridian.Errorf(meridian.ENotFound, "thread %v not found", key)
+		return nil, s.notFound(ctx, key)
 	}
 	if err != nil {
 		return nil, err
@@ -420,7 +420,7 @@ func (s *Service) updateThread(ctx context.Context, p *meridian.Principal, where
 		var version int64
 		err := tx.SQL().QueryRow(ctx, "SELECT doc, version, id FROM feed_threads WHERE "+where, key).Scan(&doc, &version, &id)
 		if meridian.ErrorCode(err) == meridian.ENotFound {
-			return meridian.Errorf(meridian.ENotFound, "thread %v not found", key)
+			return errNoThread
 		}
 		if err != nil {
 			return err
@@ -451,6 +451,9 @@ func (s *Service) updateThread(ctx context.Context, p *meridian.Principal, where
 		out = e
 		return nil
 	})
+	if err == errNoThread {
+		return nil, s.notFound(ctx, key)
+	}
 	return out, err
 }
 
@@ -541,11 +544,11 @@ func (s *Service) DeleteThread(ctx context.Context, p *meridian.Principal, id st
 	if err := writer(p); err != nil {
 		return err
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
 		var by string
 		err := tx.SQL().QueryRow(ctx, "SELECT created_by FROM feed_threads WHERE id = $1", trimID(id)).Scan(&by)
 		if meridian.ErrorCode(err) == meridian.ENotFound {
-			return meridian.Errorf(meridian.ENotFound, "thread %s not found", id)
+			return errNoThread
 		}
 		if err != nil {
 			return err
@@ -556,4 +559,28 @@ func (s *Service) DeleteThread(ctx context.Context, p *meridian.Principal, id st
 		_, err = tx.SQL().Exec(ctx, "DELETE FROM feed_threads WHERE id = $1", trimID(id))
 		return err
 	})
+	if err == errNoThread {
+		return s.notFound(ctx, trimID(id))
+	}
+	return err
+}
+
+// errNoThread is what a transaction returns for a thread that is not there; the caller
+// answers notFound once the transaction is over.
+var errNoThread = meridian.Errorf(meridian.ENotFound, "thread not found")
+
+// notFound is the answer for a thread id the feed does not hold: 400 when the id is an
+// entity of a kind that left the feed (an announcement), else 404.
+func (s *Service) notFound(ctx context.Context, key any) error {
+	if id, ok := key.(string); ok {
+		for _, k := range s.ents.Registry().Kinds() {
+			if !k.LeftTheFeed {
+				continue
+			}
+			if _, err := s.ents.Get(ctx, meridian.System, k.Name, store.ByID(id), store.GetOptions{Include: store.IncludeAll}); err == nil {
+				return meridian.Errorf(meridian.EInvalid, AnnouncementsMoved)
+			}
+		}
+	}
+	return meridian.Errorf(meridian.ENotFound, "thread %v not found", key)
 }

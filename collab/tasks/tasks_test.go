@@ -626,3 +626,36 @@ func testHardDeleteTakesThreads(t *testing.T, f *fixture) {
 	_, err = f.svc.GetThread(f.ctx, f.alice, th.ID())
 	wantCode(t, err, meridian.ENotFound)
 }
+
+// TestFeedCallsOnAnAnnouncementAre400: a kind that left the feed (announcements) makes
+// any feed call naming one of its entities a 400 with the specification's message.
+func TestFeedCallsOnAnAnnouncementAre400(t *testing.T) {
+	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
+		db := open(t, tasks.Module())
+		reg, err := meridian.NewRegistry(append(meridian.DefaultKinds(),
+			&meridian.Kind{Name: "announcementLike", Collection: "announcementLikes", LeftTheFeed: true, SoftDelete: true})...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents := store.New(store.Config{Driver: db, Registry: reg})
+		svc := tasks.New(ents, nil)
+		ctx := context.Background()
+		admin := &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}
+		res, err := ents.Create(ctx, admin, "announcementLike", meridian.Entity{"name": "maintenance"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Entity.ID()
+		_, err = svc.GetThread(ctx, admin, id)
+		if meridian.ErrorCode(err) != meridian.EInvalid || meridian.ErrorMessage(err) != tasks.AnnouncementsMoved {
+			t.Fatalf("get: %v", err)
+		}
+		_, err = svc.AddPost(ctx, admin, id, "hi")
+		wantCode(t, err, meridian.EInvalid)
+		_, err = svc.React(ctx, admin, id, "", "heart", true)
+		wantCode(t, err, meridian.EInvalid)
+		wantCode(t, svc.DeleteThread(ctx, admin, id), meridian.EInvalid)
+		_, err = svc.GetThread(ctx, admin, "8342c8eb-6762-4fd7-87c2-7450623d226f")
+		wantCode(t, err, meridian.ENotFound)
+	})
+}
