@@ -221,6 +221,7 @@ func TestTaskListsFilterAndWindow(t *testing.T) {
 	count(fmt.Sprintf("/api/v1/tasks?startTs=1&endTs=%d&limit=2", future), 2)
 	count("/api/v1/tasks/assigned", 1)
 	count("/api/v1/tasks/created", 0)
+	count("/api/v1/tasks/owned", 3)
 	count("/api/v1/tasks/dataAccessRequests", 1)
 	if c := w.alice.c.must(http.StatusOK, "GET", "/api/v1/tasks/count?createdBy=alice", nil); num(c["count"]) != 3 {
 		t.Fatalf("count = %v", c)
@@ -246,6 +247,7 @@ func TestOpenAPIListsTheTaskAndFeedEndpoints(t *testing.T) {
 		"/v1/tasks/{id}/comments/{commentId}":                   {"patch", "delete"},
 		"/v1/tasks/assigned":                                    {"get"},
 		"/v1/tasks/created":                                     {"get"},
+		"/v1/tasks/owned":                                       {"get"},
 		"/v1/tasks/visible":                                     {"get"},
 		"/v1/tasks/count":                                       {"get"},
 		"/v1/tasks/dataAccessRequests":                          {"get"},

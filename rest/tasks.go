@@ -88,6 +88,10 @@ func (s *server) taskRoutes(reg *meridian.Registry) []route {
 					return t.Created(r.Context(), principal(r), q)
 				}
 			}),
+		scoped("/owned", "listOwnedTasks", "List the tasks about entities the caller owns (directly or through a team)",
+			func(t *tasks.Service) func(*http.Request, tasks.Query) (store.Page, error) {
+				return func(r *http.Request, q tasks.Query) (store.Page, error) { return t.Owned(r.Context(), principal(r), q) }
+			}),
 		scoped("/visible", "listVisibleTasks", "List the tasks the caller may see (every task)",
 			func(t *tasks.Service) func(*http.Request, tasks.Query) (store.Page, error) {
 				return func(r *http.Request, q tasks.Query) (store.Page, error) { return t.List(r.Context(), principal(r), q) }

@@ -382,6 +382,14 @@ func testLists(t *testing.T, f *fixture) {
 	if err != nil || len(dar.Data) != 1 {
 		t.Fatalf("data access requests: %d, %v", len(dar.Data), err)
 	}
+	owned, err := f.svc.Owned(f.ctx, f.bob, tasks.Query{}) // bob owns the table
+	if err != nil || len(owned.Data) != 3 {
+		t.Fatalf("owned by bob: %d, %v", len(owned.Data), err)
+	}
+	owned, err = f.svc.Owned(f.ctx, f.carol, tasks.Query{})
+	if err != nil || len(owned.Data) != 0 {
+		t.Fatalf("owned by carol: %d, %v", len(owned.Data), err)
+	}
 	n, err := f.svc.Count(f.ctx, f.bob, tasks.Query{Filters: map[string]string{"createdBy": "alice"}})
 	if err != nil || n != 3 {
 		t.Fatalf("count = %d, %v", n, err)
