@@ -95,7 +95,7 @@ func taskKinds() []*Kind {
 		{Name: KindTask, Collection: "tasks", Fields: []string{"owners", "followers", "tags", "domains"},
 			SoftDelete: true, NoLineage: true, DedicatedFlows: true,
 			Immutable:  []string{"createdBy", "createdAt", "type"},
-			Unanswered: []string{"assigneeNames", "createdByName", "aboutFQN", "aboutType"},
+			Unanswered: []string{"assigneeNames", "createdByName", "aboutFQN", "aboutType", "applying"},
 			Filters: []Filter{{Param: "type", Field: "type"}, {Param: "status", Field: "status"},
 				{Param: "category", Field: "category"}, {Param: "assignee", Field: "assigneeNames"},
 				{Param: "createdBy", Field: "createdByName"}, {Param: "aboutEntity", Field: "aboutFQN"},

@@ -98,9 +98,9 @@ func TestSuggestionAcceptAppliesThenResolvesAndRejectChangesNothing(t *testing.T
 	wantVersion(t, w.table(t), 0.2)
 	expectError(t, w.bob.c.do("POST", "/api/v1/tasks/"+str(other["id"])+"/resolve", nil, nil), 400, "already Rejected")
 
-	// Versions: created 0.1, resolved 0.2.
+	// Versions: created 0.1, claimed while applying 0.2 (InProgress), resolved 0.3.
 	h := w.alice.c.must(http.StatusOK, "GET", "/api/v1/tasks/"+id+"/versions", nil)
-	if h["entityType"] != "task" || len(list(h["versions"])) != 2 {
+	if h["entityType"] != "task" || len(list(h["versions"])) != 3 {
 		t.Fatalf("versions: %v", h)
 	}
 	v1 := w.alice.c.must(http.StatusOK, "GET", "/api/v1/tasks/"+id+"/versions/0.1", nil)

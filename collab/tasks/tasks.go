@@ -119,12 +119,71 @@ func (s *Service) Resolve(ctx context.Context, p *meridian.Principal, id string,
 		return nil, meridian.Errorf(meridian.EForbidden, "%s can't approve task %s: a task's creator can't approve their own task", p.Name, task.Name())
 	}
 	var applied any
+	claimed := false
 	if isApproving(r.Type) && applies(task) {
-		if applied, err = s.apply(ctx, p, task, r.NewValue); err != nil {
+		// Claim the task at the version read, so that a concurrent resolve fails (412)
+		// and only one resolver applies; then apply, then resolve at the claimed version.
+		held, err := s.claim(ctx, p, task)
+		if err != nil {
 			return nil, err
 		}
+		if applied, err = s.apply(ctx, p, held, r.NewValue); err != nil {
+			s.unclaim(ctx, p, held, task.String("status"))
+			return nil, err
+		}
+		task, claimed = held, true
 	}
-	return s.settle(ctx, p, task, status, r.Type, r.Comment, applied)
+	return s.settle(ctx, p, task, status, r.Type, r.Comment, applied, claimed)
+}
+
+// ClaimTimeout is how long a claim (a change being applied) holds off other resolves;
+// past it the claim is taken as abandoned (a crash between apply and resolve).
+const ClaimTimeout = 5 * time.Minute
+
+// notApplying refuses, with EConflict, a resolve of a task whose change another
+// resolver is applying.
+func (s *Service) notApplying(e meridian.Entity) error {
+	m, _ := e["applying"].(map[string]any)
+	if m == nil {
+		return nil
+	}
+	at, _ := m["at"].(float64)
+	if s.now().Sub(time.UnixMilli(int64(at))) > ClaimTimeout {
+		return nil
+	}
+	return meridian.Errorf(meridian.EConflict, "Task %s is being resolved by %v; read it again", e.Name(), m["by"])
+}
+
+// claim marks an open task InProgress while its change is applied (a new version, at
+// the version read). Errors: EPreconditionFailed when the task changed since it was
+// read, those of store.Entities.Edit.
+func (s *Service) claim(ctx context.Context, p *meridian.Principal, task meridian.Entity) (meridian.Entity, error) {
+	res, err := s.ents.Edit(ctx, p, meridian.KindTask, store.ByID(task.ID()), task.Version().String(), func(e meridian.Entity) (meridian.Entity, error) {
+		if err := s.notApplying(e); err != nil {
+			return nil, err
+		}
+		e["status"] = "InProgress"
+		e["applying"] = map[string]any{"by": resolverRef(p)["name"], "at": float64(s.now().UnixMilli())}
+		return e, nil
+	})
+	if meridian.ErrorCode(err) == meridian.EPreconditionFailed {
+		return nil, meridian.Errorf(meridian.EPreconditionFailed, "Task %s changed while it was being resolved; read it again", task.Name())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.Entity, nil
+}
+
+// unclaim gives a claimed task its status back after its change could not be applied.
+// A failure is left as it is: the task stays InProgress, open, and may be resolved
+// again.
+func (s *Service) unclaim(ctx context.Context, p *meridian.Principal, claimed meridian.Entity, status string) {
+	_, _ = s.ents.Edit(ctx, p, meridian.KindTask, store.ByID(claimed.ID()), claimed.Version().String(), func(e meridian.Entity) (meridian.Entity, error) {
+		e["status"] = status
+		delete(e, "applying")
+		return e, nil
+	})
 }
 
 func isApproving(resolution string) bool {
@@ -188,10 +247,16 @@ func (s *Service) openTask(ctx context.Context, p *meridian.Principal, id, op st
 }
 
 // settle writes the resolution onto the task, at the version read.
-func (s *Service) settle(ctx context.Context, p *meridian.Principal, task meridian.Entity, status, typ, comment string, applied any) (meridian.Entity, error) {
+// claimed says the caller holds the task's claim (it applied the change).
+func (s *Service) settle(ctx context.Context, p *meridian.Principal, task meridian.Entity, status, typ, comment string, applied any, claimed bool) (meridian.Entity, error) {
 	res, err := s.ents.Edit(ctx, p, meridian.KindTask, store.ByID(task.ID()), task.Version().String(), func(e meridian.Entity) (meridian.Entity, error) {
 		if !meridian.TaskIsOpen(e) {
 			return nil, meridian.Errorf(meridian.EInvalid, "Task %s is already %s", e.Name(), e.String("status"))
+		}
+		if !claimed {
+			if err := s.notApplying(e); err != nil {
+				return nil, err
+			}
 		}
 		resolution := map[string]any{"type": typ, "resolvedBy": resolverRef(p), "resolvedAt": float64(s.now().UnixMilli())}
 		if comment != "" {
@@ -202,6 +267,7 @@ func (s *Service) settle(ctx context.Context, p *meridian.Principal, task meridi
 		}
 		e["status"] = status
 		e["resolution"] = resolution
+		delete(e, "applying")
 		return e, nil
 	})
 	if meridian.ErrorCode(err) == meridian.EPreconditionFailed {

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ func TestModule(t *testing.T) {
 	}{
 		{"AcceptingASuggestionAppliesItThenResolves", testAcceptSuggestion},
 		{"RejectingASuggestionChangesNothing", testRejectSuggestion},
+		{"AFailedApplyGivesTheTaskBack", testFailedApplyGivesTheTaskBack},
+		{"ConcurrentResolvesApplyOnce", testConcurrentResolvesApplyOnce},
 		{"TheCreatorNeverApprovesTheirOwnTask", testCreatorCannotApprove},
 		{"TaskOperationsNeedTheirPolicy", testTaskPolicy},
 		{"PayloadsAreTypedPerTaskType", testPayloads},
@@ -167,7 +170,7 @@ func testAcceptSuggestion(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.String("status") != "Approved" || done.Version().String() != "0.2" {
+	if done.String("status") != "Approved" || done.Version().String() != "0.3" { // Open, InProgress (claimed), Approved
 		t.Fatalf("resolved task: status %s version %s", done.String("status"), done.Version())
 	}
 	res := done["resolution"].(map[string]any)
@@ -194,8 +197,73 @@ func testAcceptSuggestion(t *testing.T, f *fixture) {
 	_, err = f.svc.Resolve(f.ctx, f.bob, task.ID(), tasks.Resolution{Type: "Rejected"})
 	wantCode(t, err, meridian.EInvalid)
 	versions, err := f.ents.Versions(f.ctx, f.admin, meridian.KindTask, task.ID())
-	if err != nil || len(versions) != 2 {
+	if err != nil || len(versions) != 3 {
 		t.Fatalf("task versions = %d, %v", len(versions), err)
+	}
+	if _, hidden := done["applying"]; hidden {
+		t.Fatal("the claim is answered")
+	}
+}
+
+func testFailedApplyGivesTheTaskBack(t *testing.T, f *fixture) {
+	task := f.suggest(f.alice, "The postal code.")
+	// The column goes away before the suggestion is accepted.
+	if _, err := f.ents.Patch(f.ctx, f.admin, "table", store.ByID(f.table.ID()), []byte(`[{"op":"remove","path":"/columns/1"}]`), ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.svc.ApplySuggestion(f.ctx, f.bob, task.ID(), tasks.Resolution{})
+	wantCode(t, err, meridian.ENotFound)
+	got, err := f.ents.Get(f.ctx, f.bob, meridian.KindTask, store.ByID(task.ID()), store.GetOptions{})
+	if err != nil || got.String("status") != "Open" {
+		t.Fatalf("task after a failed apply: %v, %v", got["status"], err)
+	}
+	// It can still be rejected.
+	if _, err := f.svc.Resolve(f.ctx, f.bob, task.ID(), tasks.Resolution{Type: "Rejected"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testConcurrentResolvesApplyOnce(t *testing.T, f *fixture) {
+	task := f.suggest(f.alice, "Once.")
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			typ := "Approved"
+			if i%2 == 1 {
+				typ = "Rejected"
+			}
+			_, errs[i] = f.svc.Resolve(f.ctx, f.bob, task.ID(), tasks.Resolution{Type: typ})
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		}
+	}
+	got, err := f.ents.Get(f.ctx, f.bob, meridian.KindTask, store.ByID(task.ID()), store.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := f.tableNow()
+	if ok != 1 {
+		t.Fatalf("%d of 4 concurrent resolves succeeded: %v", ok, errs)
+	}
+	switch got.String("status") {
+	case "Approved":
+		if zipDescription(tbl) != "Once." {
+			t.Fatalf("approved but the table says %v", zipDescription(tbl))
+		}
+	case "Rejected":
+		if zipDescription(tbl) != nil {
+			t.Fatalf("rejected but the table says %v", zipDescription(tbl))
+		}
+	default:
+		t.Fatalf("status %s", got.String("status"))
 	}
 }
 
