@@ -151,10 +151,12 @@ func (s *Service) CreateThread(ctx context.Context, p *meridian.Principal, c Cre
 		if err != nil {
 			return err
 		}
-		_, err = tx.SQL().Exec(ctx, `INSERT INTO feed_threads (id, type, about, about_type, about_fqn, about_id, task_id,
+		if _, err = tx.SQL().Exec(ctx, `INSERT INTO feed_threads (id, type, about, about_type, about_fqn, about_id, task_id,
 			task_status, created_by, created_at, updated_at, version, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, 1, $11)`,
-			doc.ID(), c.Type, c.About, link.EntityType, target.FQN(), target.ID(), taskID, taskStatusOf(doc), p.Name, now, string(b))
-		return err
+			doc.ID(), c.Type, c.About, link.EntityType, target.FQN(), target.ID(), taskID, taskStatusOf(doc), p.Name, now, string(b)); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, threadEvent(meridian.EventEntityCreated, p, doc, now))
 	})
 	if err != nil {
 		return nil, err
@@ -449,7 +451,7 @@ func (s *Service) updateThread(ctx context.Context, p *meridian.Principal, where
 			return meridian.Errorf(meridian.EConflict, "The thread was changed by another request; retry")
 		}
 		out = e
-		return nil
+		return tx.AppendEvent(ctx, threadEvent(meridian.EventEntityUpdated, p, e, now))
 	})
 	if err == errNoThread {
 		return nil, s.notFound(ctx, key)
@@ -545,8 +547,8 @@ func (s *Service) DeleteThread(ctx context.Context, p *meridian.Principal, id st
 		return err
 	}
 	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
-		var by string
-		err := tx.SQL().QueryRow(ctx, "SELECT created_by FROM feed_threads WHERE id = $1", trimID(id)).Scan(&by)
+		var by, doc string
+		err := tx.SQL().QueryRow(ctx, "SELECT created_by, doc FROM feed_threads WHERE id = $1", trimID(id)).Scan(&by, &doc)
 		if meridian.ErrorCode(err) == meridian.ENotFound {
 			return errNoThread
 		}
@@ -556,8 +558,14 @@ func (s *Service) DeleteThread(ctx context.Context, p *meridian.Principal, id st
 		if by != p.Name && !p.IsAdmin() {
 			return meridian.Errorf(meridian.EForbidden, "Only the creator of a thread (or an admin) may delete it")
 		}
-		_, err = tx.SQL().Exec(ctx, "DELETE FROM feed_threads WHERE id = $1", trimID(id))
-		return err
+		if _, err = tx.SQL().Exec(ctx, "DELETE FROM feed_threads WHERE id = $1", trimID(id)); err != nil {
+			return err
+		}
+		var e meridian.Entity
+		if err := json.Unmarshal([]byte(doc), &e); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, threadEvent(meridian.EventEntityDeleted, p, e, s.now().UnixMilli()))
 	})
 	if err == errNoThread {
 		return s.notFound(ctx, trimID(id))
@@ -583,4 +591,26 @@ func (s *Service) notFound(ctx context.Context, key any) error {
 		}
 	}
 	return meridian.Errorf(meridian.ENotFound, "thread %v not found", key)
+}
+
+// ThreadEntityType is the entityType of the change events of feed threads.
+const ThreadEntityType = "thread"
+
+// threadEvent is the outbox event of a thread write, in the write's transaction: its
+// entityFullyQualifiedName is the FQN of the entity the thread is about (alert filters
+// match a thread on it), and a task thread's creation and changes are taskCreated and
+// taskUpdated.
+func threadEvent(typ string, p *meridian.Principal, doc meridian.Entity, at int64) meridian.ChangeEvent {
+	if _, task := doc["task"]; task {
+		switch typ {
+		case meridian.EventEntityCreated:
+			typ = meridian.EventTaskCreated
+		case meridian.EventEntityUpdated:
+			typ = meridian.EventTaskUpdated
+		}
+	}
+	ref, _ := doc["entityRef"].(map[string]any)
+	fqn, _ := ref["fullyQualifiedName"].(string)
+	return meridian.ChangeEvent{ID: uuid.NewString(), EventType: typ, EntityType: ThreadEntityType, EntityID: doc.ID(),
+		EntityFQN: fqn, UserName: p.Name, Timestamp: at, Entity: doc}
 }

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -606,6 +607,23 @@ func testFeedConversations(t *testing.T, f *fixture) {
 	if err := f.svc.DeleteThread(f.ctx, f.alice, th.ID()); err != nil {
 		t.Fatal(err)
 	}
+	// Every thread write is in the outbox, named by the FQN of the entity it is about.
+	page, err := f.ents.Events(f.ctx, f.admin, store.EventsOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range page.Data {
+		if e.EntityType == tasks.ThreadEntityType && e.EntityID == th.ID() {
+			if e.EntityFQN != "svc.db.sch.orders" {
+				t.Errorf("thread event names %q", e.EntityFQN)
+			}
+			got = append(got, e.EventType)
+		}
+	}
+	if want := "entityCreated entityUpdated entityUpdated entityUpdated entityUpdated entityDeleted"; strings.Join(got, " ") != want {
+		t.Fatalf("thread events %v, want %s", got, want)
+	}
 	_, err = f.svc.GetThread(f.ctx, f.alice, th.ID())
 	wantCode(t, err, meridian.ENotFound)
 }
@@ -673,6 +691,19 @@ func testFeedTaskThreads(t *testing.T, f *fixture) {
 	}
 	_, err = f.svc.CloseTaskThread(f.ctx, f.bob, id, "")
 	wantCode(t, err, meridian.EInvalid)
+	page, err := f.ents.Events(f.ctx, f.admin, store.EventsOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range page.Data {
+		if e.EntityID == th.ID() {
+			types = append(types, e.EventType)
+		}
+	}
+	if strings.Join(types, " ") != "taskCreated taskUpdated" {
+		t.Fatalf("task thread events %v", types)
+	}
 	// Own task assigned to oneself: never approved by its creator, closed by them.
 	own, err := f.svc.CreateThread(f.ctx, f.alice, tasks.CreateThread{Message: "Approve", About: orders,
 		Type: "Task", TaskDetails: &tasks.TaskDetails{Type: "RequestApproval", Assignees: []any{"alice"}}})
