@@ -41,6 +41,11 @@ const (
 	ResolutionCancelled = "Cancelled"
 )
 
+// TaskClaimTimeout is how long the claim of a task being resolved (its hidden
+// "applying" marker, set while an accepted change is applied) holds off other status
+// changes; past it the claim is taken as abandoned.
+const TaskClaimTimeout = 5 * time.Minute
+
 // openTaskStatuses are the statuses of a task that is not yet resolved or closed.
 var openTaskStatuses = map[string]bool{"Open": true, "InProgress": true, "Pending": true}
 
@@ -428,6 +433,12 @@ func checkTaskLifecycle(p *Principal, old, e Entity) error {
 	}
 	if resolved && openTaskStatuses[status] {
 		return Errorf(EInvalid, "resolution: an open task has no resolution; resolve or close it")
+	}
+	if claim, _ := old["applying"].(map[string]any); claim != nil && e["applying"] != nil && status != oldStatus {
+		at, _ := claim["at"].(float64)
+		if time.Since(time.UnixMilli(int64(at))) < TaskClaimTimeout {
+			return Errorf(EConflict, "Task %s is being resolved by %v; read it again", old.Name(), claim["by"])
+		}
 	}
 	admin := p.IsSystem() || p.IsAdmin()
 	if status != oldStatus && !openTaskStatuses[status] {

@@ -136,10 +136,6 @@ func (s *Service) Resolve(ctx context.Context, p *meridian.Principal, id string,
 	return s.settle(ctx, p, task, status, r.Type, r.Comment, applied, claimed)
 }
 
-// ClaimTimeout is how long a claim (a change being applied) holds off other resolves;
-// past it the claim is taken as abandoned (a crash between apply and resolve).
-const ClaimTimeout = 5 * time.Minute
-
 // notApplying refuses, with EConflict, a resolve of a task whose change another
 // resolver is applying.
 func (s *Service) notApplying(e meridian.Entity) error {
@@ -148,7 +144,7 @@ func (s *Service) notApplying(e meridian.Entity) error {
 		return nil
 	}
 	at, _ := m["at"].(float64)
-	if s.now().Sub(time.UnixMilli(int64(at))) > ClaimTimeout {
+	if s.now().Sub(time.UnixMilli(int64(at))) > meridian.TaskClaimTimeout {
 		return nil
 	}
 	return meridian.Errorf(meridian.EConflict, "Task %s is being resolved by %v; read it again", e.Name(), m["by"])

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ func TestModule(t *testing.T) {
 		{"RejectingASuggestionChangesNothing", testRejectSuggestion},
 		{"AFailedApplyGivesTheTaskBack", testFailedApplyGivesTheTaskBack},
 		{"ConcurrentResolvesApplyOnce", testConcurrentResolvesApplyOnce},
+		{"AClaimHoldsOffOtherResolves", testAClaimHoldsOffPatches},
 		{"TheCreatorNeverApprovesTheirOwnTask", testCreatorCannotApprove},
 		{"TaskOperationsNeedTheirPolicy", testTaskPolicy},
 		{"PayloadsAreTypedPerTaskType", testPayloads},
@@ -222,6 +224,21 @@ func testFailedApplyGivesTheTaskBack(t *testing.T, f *fixture) {
 	if _, err := f.svc.Resolve(f.ctx, f.bob, task.ID(), tasks.Resolution{Type: "Rejected"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func testAClaimHoldsOffPatches(t *testing.T, f *fixture) {
+	task := f.suggest(f.alice, "x")
+	// A claim as an accept leaves it while applying (the service's claim is internal; an
+	// admin PATCH sets the same marker here).
+	if _, err := f.ents.Patch(f.ctx, f.admin, meridian.KindTask, store.ByID(task.ID()),
+		[]byte(fmt.Sprintf(`[{"op":"replace","path":"/status","value":"InProgress"},{"op":"add","path":"/applying","value":{"by":"bob","at":%d}}]`, time.Now().UnixMilli())), ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.ents.Patch(f.ctx, f.bob, meridian.KindTask, store.ByID(task.ID()),
+		[]byte(`[{"op":"replace","path":"/status","value":"Rejected"},{"op":"add","path":"/resolution","value":{"type":"Rejected"}}]`), "")
+	wantCode(t, err, meridian.EConflict)
+	_, err = f.svc.Resolve(f.ctx, f.bob, task.ID(), tasks.Resolution{Type: "Rejected"})
+	wantCode(t, err, meridian.EConflict)
 }
 
 func testConcurrentResolvesApplyOnce(t *testing.T, f *fixture) {
