@@ -10,6 +10,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics
 FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck
 FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
+FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 

@@ -112,6 +112,37 @@ type Kind struct {
 	// DedicatedFlows is true when generic patching by an assistant is refused because the
 	// kind has its own flows (users, test cases, test suites).
 	DedicatedFlows bool
+	// EventTypes rename the engine's change event types for this kind's writes: a
+	// task's entityCreated is recorded as taskCreated. A type not listed keeps its name.
+	EventTypes map[string]string
+	// Operations rename the engine's generic policy operations for this kind: a task's
+	// Create is checked as CreateTask, its Edit as EditTask. An operation not listed
+	// keeps its name.
+	Operations map[string]string
+	// Allow, when set, decides the kind's own policy operations (the values of
+	// Operations and the kind's flows' operations, such as ResolveTask) for a principal
+	// that is not an admin: the policy asks it instead of applying its role rules.
+	Allow func(p *Principal, op string, e Entity) bool
+	// LeftTheFeed is true for a kind whose entities were feed threads once and are
+	// served at their own collection now (announcements): a feed call naming one answers
+	// 400 saying so.
+	LeftTheFeed bool
+}
+
+// EventType is the change event type the kind records for the engine's type typ.
+func (k *Kind) EventType(typ string) string {
+	if t, ok := k.EventTypes[typ]; ok {
+		return t
+	}
+	return typ
+}
+
+// Operation is the policy operation the kind checks for the generic operation op.
+func (k *Kind) Operation(op string) string {
+	if o, ok := k.Operations[op]; ok {
+		return o
+	}
+	return op
 }
 
 // Container is the entity of Kind an entity belongs to: when a create or PUT body leaves

@@ -52,7 +52,10 @@ func withSearchIndex(k *Kind, index string) *Kind {
 
 // DefaultKinds returns every kind Meridian serves.
 func DefaultKinds() []*Kind {
-	return append(baseKinds(), eventKinds()...)
+	kinds := baseKinds()
+	kinds = append(kinds, eventKinds()...)
+	kinds = append(kinds, taskKinds()...)
+	return kinds
 }
 
 // baseKinds are the catalog's own kinds; capabilities' kinds are appended to them.

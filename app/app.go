@@ -22,6 +22,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
@@ -111,6 +112,8 @@ type Catalog struct {
 	// Events delivers change events to event subscriptions (an outbox consumer); Run
 	// runs its delivery workers.
 	Events *events.Service
+	// Tasks runs the task flows and the feed over Entities, with the role policy.
+	Tasks *tasks.Service
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -220,6 +223,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		QueryRunner:     qr,
 		QueryRunnerRuns: qrRuns,
 		Events:          subscriptions,
+		Tasks:           tasks.New(ents, auth.Policy{}),
 	}, nil
 }
 
@@ -284,6 +288,7 @@ func Modules() []store.Module {
 		queryrunner.Module(),
 		workflow.Module(),
 		events.Module(),
+		tasks.Module(),
 	}
 }
 

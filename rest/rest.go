@@ -24,6 +24,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/search"
@@ -71,6 +72,9 @@ type Config struct {
 	// Events delivers change events to event subscriptions and tests their
 	// destinations; nil answers 404 to testDestination.
 	Events *events.Service
+	// Tasks serves the task flows (/v1/tasks beside the task kind's generic routes) and
+	// the feed (/v1/feed); nil leaves only the generic task routes.
+	Tasks *tasks.Service
 }
 
 type server struct {
@@ -86,6 +90,7 @@ type server struct {
 	qr             *queryrunner.Service
 	qrRuns         *workflow.Service
 	events         *events.Service
+	tasks          *tasks.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -105,6 +110,7 @@ func New(c Config) http.Handler {
 		qr:             c.QueryRunner,
 		qrRuns:         c.QueryRunnerRuns,
 		events:         c.Events,
+		tasks:          c.Tasks,
 	}
 	if s.search == nil {
 		s.search = c.Entities

@@ -44,6 +44,7 @@ var familyTags = map[string]string{
 	"testCase": "Test cases.",
 	qrRunTag:   "Query Runner execution: read-only queries run as durable workflows, stopped on the database server, with paged stored results.",
 	qrTag:      "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
+	"feed":     "Conversations about entities, and the legacy task threads (description, tag, approval, test case failure resolution).",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -74,8 +75,20 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.qualityRoutes(reg)...)
 	rs = append(rs, s.queryRunnerConfigRoutes()...)
 	rs = append(rs, s.queryRunnerRunRoutes()...)
+	rs = append(rs, s.taskRoutes(reg)...)
+	rs = append(rs, s.feedRoutes()...)
+	// A family's row replaces the generic row of a kind at the same method and path (the
+	// task list, with its time window).
+	taken := map[string]bool{}
+	for _, rt := range rs {
+		taken[rt.method+" "+rt.path] = true
+	}
 	for _, k := range reg.Kinds() {
-		rs = append(rs, s.kindRoutes(k)...)
+		for _, rt := range s.kindRoutes(k) {
+			if !taken[rt.method+" "+rt.path] {
+				rs = append(rs, rt)
+			}
+		}
 	}
 	return rs
 }

@@ -98,6 +98,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		QueryRunner:     cat.QueryRunner,
 		QueryRunnerRuns: cat.QueryRunnerRuns,
 		Events:          cat.Events,
+		Tasks:           cat.Tasks,
 	}))
 	if err != nil {
 		return err
