@@ -26,8 +26,10 @@ type WriterConfig struct {
 // Writer records the edges' entries in the background, in batches: Record only queues
 // the entry. It is safe for concurrent use.
 type Writer struct {
-	c     WriterConfig
-	db    interface{ insertBatch(context.Context, []Entry) error }
+	c  WriterConfig
+	db interface {
+		insertBatch(context.Context, []Entry) error
+	}
 	queue chan Entry
 	log   *slog.Logger
 
