@@ -21,6 +21,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
+	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -96,6 +99,18 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// AuditLog reads the audit log; Audit records the edges' entries in it (Run starts
+	// it, Close writes what is still queued). Activity is the activity stream (Run
+	// starts its retention job every hour); Executions the MCP and agent execution
+	// records. The audit and activity outbox consumers run in Dispatcher.
+	AuditLog   *audit.Service
+	Audit      *audit.Writer
+	Activity   *activity.Service
+	Executions *executions.Service
+
+	auditOnce sync.Once
+	auditStop context.CancelFunc
+	auditDone chan struct{}
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -163,7 +178,16 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	})
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer)
+	outbox = store.NewDispatcher(db, log, indexer, activity.NewConsumer(db), audit.NewConsumer(db))
+	auditLog := audit.New(db)
+	stream := activity.New(ents, db, activity.Config{Jobs: js, Logger: log})
+	js.Register(activity.JobTypeRetention, func(ctx context.Context, _ jobs.Job, progress store.JobProgress) (any, error) {
+		return stream.RunRetention(ctx, progress)
+	})
+	execs, err := executions.New(ents)
+	if err != nil {
+		return nil, fmt.Errorf("load the execution record schemas: %w", err)
+	}
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -195,7 +219,8 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine}, nil
+		Search: engine, AuditLog: auditLog, Audit: audit.NewWriter(auditLog, audit.WriterConfig{Logger: log}),
+		Activity: stream, Executions: execs}, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -240,19 +265,38 @@ func (c *Catalog) Run(ctx context.Context) {
 			slog.Default().Warn("the embedding reindex did not start", "err", err)
 		}
 	}
+	c.startAudit()
 	var wg sync.WaitGroup
+	wg.Go(func() { c.Activity.Run(ctx) }) // starts the retention job now and hourly
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Wait()
 }
 
-// Close closes the store.
-func (c *Catalog) Close() error { return c.Driver.Close() }
+// startAudit starts the audit writer once, on its own context: it outlives Run's, so
+// the requests still served during a shutdown are recorded, and Close stops it.
+func (c *Catalog) startAudit() {
+	c.auditOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		c.auditStop, c.auditDone = cancel, make(chan struct{})
+		go func() { defer close(c.auditDone); c.Audit.Run(ctx) }()
+	})
+}
+
+// Close writes the audit entries still queued, then closes the store.
+func (c *Catalog) Close() error {
+	if c.auditStop != nil {
+		c.auditStop()
+		<-c.auditDone
+	}
+	return c.Driver.Close()
+}
 
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module()}
+	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(),
+		activity.Module(), audit.Module(), executions.Module()}
 }
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a

@@ -23,6 +23,9 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
+	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -59,6 +62,13 @@ type Config struct {
 	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
 	// they are ignored.
 	TrustedProxies []netip.Prefix
+	// Audit records every write and authentication failure in the audit log; nil
+	// records nothing. AuditLog serves /v1/audit/logs, Activity /v1/activity/** and
+	// Executions /v1/mcpExecutions and /v1/agentExecutions; nil answers 503.
+	Audit      *audit.Writer
+	AuditLog   *audit.Service
+	Activity   *activity.Service
+	Executions *executions.Service
 }
 
 type server struct {
@@ -71,6 +81,10 @@ type server struct {
 	dispatcher     *store.Dispatcher
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
+	audit          *audit.Writer
+	auditLog       *audit.Service
+	activity       *activity.Service
+	executions     *executions.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -86,7 +100,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies}
+		trustedProxies: c.TrustedProxies, audit: c.Audit, auditLog: c.AuditLog, activity: c.Activity, executions: c.Executions}
 	if s.search == nil {
 		s.search = c.Entities
 	}
@@ -100,7 +114,7 @@ func New(c Config) http.Handler {
 
 	mux := chi.NewRouter()
 	s.mux = mux
-	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody, s.absoluteHrefs)
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.auditRequests, s.authenticate, s.limitBody, s.absoluteHrefs)
 	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})

@@ -34,14 +34,18 @@ type route struct {
 // familyTags describe the tags of the special families. A tag named after a kind is
 // described by the kind's schema instead.
 var familyTags = map[string]string{
-	"meta":     "The API description itself.",
-	"user":     "Users.",
-	"security": "Personal access tokens and bot tokens.",
-	"events":   "The change-event outbox (admins only).",
-	"jobs":     "Durable asynchronous jobs (async deletes, …).",
-	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
-	"lineage":  "Lineage edges between entities.",
-	"testCase": "Test cases.",
+	"meta":           "The API description itself.",
+	"user":           "Users.",
+	"security":       "Personal access tokens and bot tokens.",
+	"events":         "The change-event outbox (admins only).",
+	"jobs":           "Durable asynchronous jobs (async deletes, …).",
+	"search":         "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
+	"lineage":        "Lineage edges between entities.",
+	"testCase":       "Test cases.",
+	"activity":       "The activity stream of the system's changes, and its retention.",
+	"audit":          "The append-only audit log of writes and authentication failures (admins only).",
+	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
+	"agentExecution": "Runtime records of AI agents (AI applications), kept as a time series.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -69,6 +73,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
+	rs = append(rs, s.collabAuditRoutes()...)
 	for _, k := range reg.Kinds() {
 		rs = append(rs, s.kindRoutes(k)...)
 	}
