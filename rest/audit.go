@@ -94,11 +94,10 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 func (s *server) auditTarget(r *http.Request, body []byte, e *audit.Entry) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
 		pattern := strings.TrimPrefix(rctx.RoutePattern(), apiPrefix+"/v1/")
-		collection, _, _ := strings.Cut(pattern, "/")
+		best := 0
 		for _, k := range s.ents.Registry().Kinds() {
-			if k.Collection == collection {
-				e.EntityType = k.Name
-				break
+			if (pattern == k.Collection || strings.HasPrefix(pattern, k.Collection+"/")) && len(k.Collection) > best {
+				e.EntityType, best = k.Name, len(k.Collection)
 			}
 		}
 		for i, key := range rctx.URLParams.Keys {
