@@ -9,7 +9,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab/activity"
 	"github.com/meridian-catalog/meridian/collab/audit"
+	"github.com/meridian-catalog/meridian/collab/executions"
 )
 
 // auditCapture is how much of a write's answer the audit middleware keeps to find the
@@ -328,4 +330,23 @@ func (f flushWriter) Flush() { _ = http.NewResponseController(f.w).Flush() }
 // collabAuditRoutes are the activity stream, the audit log and the execution records.
 func (s *server) collabAuditRoutes() []route {
 	return append(append(s.activityRoutes(), s.auditRoutes()...), s.executionRoutes()...)
+}
+
+// defaultCollab builds the collaboration services Config left nil over the engine's
+// driver.
+func (s *server) defaultCollab() {
+	if s.ents == nil {
+		return
+	}
+	if s.auditLog == nil {
+		s.auditLog = audit.New(s.ents.Driver())
+	}
+	if s.activity == nil {
+		s.activity = activity.New(s.ents, s.ents.Driver(), activity.Config{})
+	}
+	if s.executions == nil {
+		if svc, err := executions.New(s.ents); err == nil {
+			s.executions = svc
+		}
+	}
 }

@@ -64,7 +64,8 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Audit records every write and authentication failure in the audit log; nil
 	// records nothing. AuditLog serves /v1/audit/logs, Activity /v1/activity/** and
-	// Executions /v1/mcpExecutions and /v1/agentExecutions; nil answers 503.
+	// Executions /v1/mcpExecutions and /v1/agentExecutions; nil means one over
+	// Entities' driver (without the activity retention job, which app runs).
 	Audit      *audit.Writer
 	AuditLog   *audit.Service
 	Activity   *activity.Service
@@ -104,6 +105,7 @@ func New(c Config) http.Handler {
 	if s.search == nil {
 		s.search = c.Entities
 	}
+	s.defaultCollab()
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
