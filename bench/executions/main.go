@@ -364,7 +364,9 @@ func render(c config, rs []result) string {
 		}
 		b.WriteString("\n")
 	}
-	row("Bulk load (records/s)", func(r result) string { return fmt.Sprintf("%.0f (%s total)", r.bulkRate, r.loadTime.Round(time.Second)) })
+	row("Bulk load (records/s)", func(r result) string {
+		return fmt.Sprintf("%.0f (%s total)", r.bulkRate, r.loadTime.Round(time.Second))
+	})
 	row("Bulk floor: raw INSERT batches (records/s)", func(r result) string { return fmt.Sprintf("%.0f", r.floorBulk) })
 	row("Single insert, one transaction each (records/s)", func(r result) string { return fmt.Sprintf("%.0f", r.singleRate) })
 	row("Single floor: raw INSERT, one transaction each (records/s)", func(r result) string { return fmt.Sprintf("%.0f", r.floorSingle) })
