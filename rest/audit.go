@@ -15,14 +15,18 @@ import (
 )
 
 // auditCapture is how much of a write's answer the audit middleware keeps to find the
-// entity it wrote (its id and fullyQualifiedName).
-const auditCapture = 64 << 10
+// entity it wrote (its id and fullyQualifiedName); of a read's answer it keeps
+// auditCaptureRead bytes, enough for the message of a 401.
+const (
+	auditCapture     = 64 << 10
+	auditCaptureRead = 1 << 10
+)
 
 // auditWriter remembers an answer's status and the start of its body.
 type auditWriter struct {
 	http.ResponseWriter
 	status  int
-	capture bool
+	capture int // bytes of the body to keep
 	body    bytes.Buffer
 }
 
@@ -37,8 +41,8 @@ func (w *auditWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.capture && w.body.Len() < auditCapture {
-		w.body.Write(b[:min(len(b), auditCapture-w.body.Len())])
+	if w.body.Len() < w.capture {
+		w.body.Write(b[:min(len(b), w.capture-w.body.Len())])
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -68,7 +72,10 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 			return
 		}
 		write := !readMethod(r.Method)
-		aw := &auditWriter{ResponseWriter: w, capture: true}
+		aw := &auditWriter{ResponseWriter: w, capture: auditCaptureRead}
+		if write {
+			aw.capture = auditCapture
+		}
 		next.ServeHTTP(aw, r)
 		status := aw.status
 		if status == 0 {
