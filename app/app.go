@@ -108,9 +108,10 @@ type Catalog struct {
 	Activity   *activity.Service
 	Executions *executions.Service
 
-	auditOnce sync.Once
-	auditStop context.CancelFunc
-	auditDone chan struct{}
+	auditMu     sync.Mutex // guards the three fields below
+	auditStop   context.CancelFunc
+	auditDone   chan struct{}
+	auditClosed bool
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -276,18 +277,26 @@ func (c *Catalog) Run(ctx context.Context) {
 // startAudit starts the audit writer once, on its own context: it outlives Run's, so
 // the requests still served during a shutdown are recorded, and Close stops it.
 func (c *Catalog) startAudit() {
-	c.auditOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		c.auditStop, c.auditDone = cancel, make(chan struct{})
-		go func() { defer close(c.auditDone); c.Audit.Run(ctx) }()
-	})
+	c.auditMu.Lock()
+	defer c.auditMu.Unlock()
+	if c.auditStop != nil || c.auditClosed {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.auditStop, c.auditDone = cancel, done
+	go func() { defer close(done); c.Audit.Run(ctx) }()
 }
 
 // Close writes the audit entries still queued, then closes the store.
 func (c *Catalog) Close() error {
-	if c.auditStop != nil {
-		c.auditStop()
-		<-c.auditDone
+	c.auditMu.Lock()
+	c.auditClosed = true
+	stop, done := c.auditStop, c.auditDone
+	c.auditMu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
 	}
 	return c.Driver.Close()
 }
