@@ -11,6 +11,7 @@ FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./re
 FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck
 FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
 FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
+FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 

@@ -21,7 +21,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/queryrunner"
@@ -114,6 +117,19 @@ type Catalog struct {
 	Events *events.Service
 	// Tasks runs the task flows and the feed over Entities, with the role policy.
 	Tasks *tasks.Service
+	// AuditLog reads the audit log; Audit records the edges' entries in it (Run starts
+	// it, Close writes what is still queued). Activity is the activity stream (Run
+	// starts its retention job every hour); Executions the MCP and agent execution
+	// records. The audit and activity outbox consumers run in Dispatcher.
+	AuditLog   *audit.Service
+	Audit      *audit.Writer
+	Activity   *activity.Service
+	Executions *executions.Service
+
+	auditMu     sync.Mutex // guards the three fields below
+	auditStop   context.CancelFunc
+	auditDone   chan struct{}
+	auditClosed bool
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -185,6 +201,16 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	evCfg.Node, evCfg.Logger = node, log
 	subscriptions := events.New(ents, evCfg)
 	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
+	outbox = store.NewDispatcher(db, log, indexer, activity.NewConsumer(db), audit.NewConsumer(db))
+	auditLog := audit.New(db)
+	stream := activity.New(ents, db, activity.Config{Jobs: js, Logger: log})
+	js.Register(activity.JobTypeRetention, func(ctx context.Context, _ jobs.Job, progress store.JobProgress) (any, error) {
+		return stream.RunRetention(ctx, progress)
+	})
+	execs, err := executions.New(ents)
+	if err != nil {
+		return nil, fmt.Errorf("load the execution record schemas: %w", err)
+	}
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -224,6 +250,10 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		QueryRunnerRuns: qrRuns,
 		Events:          subscriptions,
 		Tasks:           tasks.New(ents, auth.Policy{}),
+		AuditLog:        auditLog,
+		Audit:           audit.NewWriter(auditLog, audit.WriterConfig{Logger: log}),
+		Activity:        stream,
+		Executions:      execs,
 	}, nil
 }
 
@@ -269,7 +299,9 @@ func (c *Catalog) Run(ctx context.Context) {
 			slog.Default().Warn("the embedding reindex did not start", "err", err)
 		}
 	}
+	c.startAudit()
 	var wg sync.WaitGroup
+	wg.Go(func() { c.Activity.Run(ctx) }) // starts the retention job now and hourly
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
@@ -277,8 +309,32 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// Close closes the store.
-func (c *Catalog) Close() error { return c.Driver.Close() }
+// startAudit starts the audit writer once, on its own context: it outlives Run's, so
+// the requests still served during a shutdown are recorded, and Close stops it.
+func (c *Catalog) startAudit() {
+	c.auditMu.Lock()
+	defer c.auditMu.Unlock()
+	if c.auditStop != nil || c.auditClosed {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.auditStop, c.auditDone = cancel, done
+	go func() { defer close(done); c.Audit.Run(ctx) }()
+}
+
+// Close writes the audit entries still queued, then closes the store.
+func (c *Catalog) Close() error {
+	c.auditMu.Lock()
+	c.auditClosed = true
+	stop, done := c.auditStop, c.auditDone
+	c.auditMu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	return c.Driver.Close()
+}
 
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
@@ -289,6 +345,7 @@ func Modules() []store.Module {
 		workflow.Module(),
 		events.Module(),
 		tasks.Module(),
+		activity.Module(), audit.Module(), executions.Module(),
 	}
 }
 

@@ -23,7 +23,10 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
@@ -75,6 +78,14 @@ type Config struct {
 	// Tasks serves the task flows (/v1/tasks beside the task kind's generic routes) and
 	// the feed (/v1/feed); nil leaves only the generic task routes.
 	Tasks *tasks.Service
+	// Audit records every write and authentication failure in the audit log; nil
+	// records nothing. AuditLog serves /v1/audit/logs, Activity /v1/activity/** and
+	// Executions /v1/mcpExecutions and /v1/agentExecutions; nil means one over
+	// Entities' driver (without the activity retention job, which app runs).
+	Audit      *audit.Writer
+	AuditLog   *audit.Service
+	Activity   *activity.Service
+	Executions *executions.Service
 }
 
 type server struct {
@@ -91,6 +102,10 @@ type server struct {
 	qrRuns         *workflow.Service
 	events         *events.Service
 	tasks          *tasks.Service
+	audit          *audit.Writer
+	auditLog       *audit.Service
+	activity       *activity.Service
+	executions     *executions.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
@@ -111,10 +126,15 @@ func New(c Config) http.Handler {
 		qrRuns:         c.QueryRunnerRuns,
 		events:         c.Events,
 		tasks:          c.Tasks,
+		audit:          c.Audit,
+		auditLog:       c.AuditLog,
+		activity:       c.Activity,
+		executions:     c.Executions,
 	}
 	if s.search == nil {
 		s.search = c.Entities
 	}
+	s.defaultCollab()
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -125,7 +145,7 @@ func New(c Config) http.Handler {
 
 	mux := chi.NewRouter()
 	s.mux = mux
-	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody, s.absoluteHrefs)
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.auditRequests, s.authenticate, s.limitBody, s.absoluteHrefs)
 	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})

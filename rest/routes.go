@@ -34,17 +34,21 @@ type route struct {
 // familyTags describe the tags of the special families. A tag named after a kind is
 // described by the kind's schema instead.
 var familyTags = map[string]string{
-	"meta":     "The API description itself.",
-	"user":     "Users.",
-	"security": "Personal access tokens and bot tokens.",
-	"events":   "The change-event outbox (admins only).",
-	"jobs":     "Durable asynchronous jobs (async deletes, …).",
-	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
-	"lineage":  "Lineage edges between entities.",
-	"testCase": "Test cases.",
-	qrRunTag:   "Query Runner execution: read-only queries run as durable workflows, stopped on the database server, with paged stored results.",
-	qrTag:      "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
-	"feed":     "Conversations about entities, and the legacy task threads (description, tag, approval, test case failure resolution).",
+	"meta":           "The API description itself.",
+	"user":           "Users.",
+	"security":       "Personal access tokens and bot tokens.",
+	"events":         "The change-event outbox (admins only).",
+	"jobs":           "Durable asynchronous jobs (async deletes, …).",
+	"search":         "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
+	"lineage":        "Lineage edges between entities.",
+	"testCase":       "Test cases.",
+	qrRunTag:         "Query Runner execution: read-only queries run as durable workflows, stopped on the database server, with paged stored results.",
+	qrTag:            "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
+	"feed":           "Conversations about entities, and the legacy task threads (description, tag, approval, test case failure resolution).",
+	"activity":       "The activity stream of the system's changes, and its retention.",
+	"audit":          "The append-only audit log of writes and authentication failures (admins only).",
+	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
+	"agentExecution": "Runtime records of AI agents (AI applications), kept as a time series.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -77,6 +81,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.queryRunnerRunRoutes()...)
 	rs = append(rs, s.taskRoutes(reg)...)
 	rs = append(rs, s.feedRoutes()...)
+	rs = append(rs, s.collabAuditRoutes()...)
 	// A family's row replaces the generic row of a kind at the same method and path (the
 	// task list, with its time window).
 	taken := map[string]bool{}

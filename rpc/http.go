@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab/audit"
 )
 
 // Paths of the HTTP transport.
@@ -85,6 +86,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		status := meridian.HTTPStatus(meridian.ErrorCode(err))
+		h.cfg.Audit.Record(audit.Entry{Source: audit.SourceMCP, Kind: audit.KindAuthFailure, Method: r.Method,
+			Path: r.URL.Path, Status: status, RemoteAddr: audit.RemoteAddr(r, h.cfg.TrustedProxies),
+			RequestID: r.Header.Get("X-Request-ID"), Message: meridian.ErrorMessage(err)})
 		if status != http.StatusUnauthorized {
 			h.cfg.logger().ErrorContext(r.Context(), "mcp authentication failed", "error", err.Error())
 		}
@@ -94,7 +98,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !readBody(w, r) {
 		return
 	}
-	h.mcp.ServeHTTP(w, r.WithContext(meridian.WithPrincipal(r.Context(), p)))
+	ctx := meridian.WithPrincipal(r.Context(), p)
+	ctx = audit.WithRequest(ctx, audit.Request{RemoteAddr: audit.RemoteAddr(r, h.cfg.TrustedProxies), RequestID: r.Header.Get("X-Request-ID")})
+	h.mcp.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // readBody reads a POST body whole and puts it back on r for the MCP library, which

@@ -99,6 +99,10 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		QueryRunnerRuns: cat.QueryRunnerRuns,
 		Events:          cat.Events,
 		Tasks:           cat.Tasks,
+		Audit:           cat.Audit,
+		AuditLog:        cat.AuditLog,
+		Activity:        cat.Activity,
+		Executions:      cat.Executions,
 	}))
 	if err != nil {
 		return err
