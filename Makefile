@@ -12,6 +12,7 @@ FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck
 FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
 FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
 FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings
+FUZZ_TARGETS += ./billing:FuzzParsePrices ./rest:FuzzBillingRequests
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 

@@ -21,6 +21,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/billing"
+	"github.com/meridian-catalog/meridian/collab"
 	"github.com/meridian-catalog/meridian/collab/activity"
 	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
@@ -41,6 +43,9 @@ import (
 
 // CatalogFile is the SQLite database in the data directory.
 const CatalogFile = "catalog.db"
+
+// billingJournalDir holds the billing journal's segments in the data directory.
+const billingJournalDir = "billing-journal"
 
 // Issuer is the issuer of the JWTs the token authority signs.
 const Issuer = "meridian"
@@ -71,6 +76,14 @@ type Config struct {
 	// Embedder chooses the embedder of semantic search; its zero value reads the
 	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
 	Embedder EmbedderConfig
+	// Billing is the credit plan and price table; nil reads the MERIDIAN_BILLING*
+	// environment (BillingFromEnv).
+	Billing *BillingConfig
+	// Notifier delivers event subscriptions, credit alerts and the weekly digest
+	// (webhook, e-mail); nil builds one from Events (its SMTP server and networks).
+	Notifier collab.Notifier
+	// Now is the clock of billing; nil means time.Now.
+	Now func() time.Time
 	// Events configures the delivery of change events to event subscriptions (SMTP
 	// server, networks webhooks may reach, bounds); Node and Logger are set here.
 	Events events.Config
@@ -112,6 +125,10 @@ type Catalog struct {
 	// QueryRunnerRuns runs Query Runner queries as durable workflows on Jobs, with the
 	// credentials QueryRunner resolves, and keeps their results.
 	QueryRunnerRuns *workflow.Service
+	// Billing is the credit ledger: it meters the tools (through rpc), the metered REST
+	// operations (through rest) and the embedder, and enforces the budgets; Run drains
+	// its journal.
+	Billing *billing.Service
 	// Events delivers change events to event subscriptions (an outbox consumer); Run
 	// runs its delivery workers.
 	Events *events.Service
@@ -195,11 +212,31 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Notify:    func() { outbox.Notify(); authority.Changed() },
 		Jobs:      js,
 	})
-	index := vectors.NewIndex(db)
-	indexer := vectors.NewIndexer(ents, index, emb, log)
 	evCfg := cfg.Events
 	evCfg.Node, evCfg.Logger = node, log
+	if evCfg.Notifier == nil {
+		evCfg.Notifier = cfg.Notifier
+	}
 	subscriptions := events.New(ents, evCfg)
+	// Credit alerts and the weekly digest notify through the event subscriptions'
+	// notifier (webhook with its SSRF guard, e-mail through the configured SMTP server).
+	notifier := subscriptions.Notifier()
+	bc := cfg.Billing
+	if bc == nil {
+		env, err := BillingFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		bc = &env
+	}
+	bill, err := billing.New(ctx, billing.Config{Driver: db, JournalDir: filepath.Join(cfg.DataDir, billingJournalDir),
+		Plan: bc.Plan, Prices: bc.Prices, Notifier: notifier, Sealer: sealer, Now: cfg.Now, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open billing: %w", err)
+	}
+	emb = bill.Embedder(emb)
+	index := vectors.NewIndex(db)
+	indexer := vectors.NewIndexer(ents, index, emb, log)
 	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
 	outbox = store.NewDispatcher(db, log, indexer, activity.NewConsumer(db), audit.NewConsumer(db))
 	auditLog := audit.New(db)
@@ -254,6 +291,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Audit:           audit.NewWriter(auditLog, audit.WriterConfig{Logger: log}),
 		Activity:        stream,
 		Executions:      execs,
+		Billing:         bill,
 	}, nil
 }
 
@@ -305,6 +343,7 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
+	wg.Go(func() { c.Billing.Run(ctx) })
 	wg.Go(func() { c.Events.Run(ctx) })
 	wg.Wait()
 }
@@ -323,7 +362,8 @@ func (c *Catalog) startAudit() {
 	go func() { defer close(done); c.Audit.Run(ctx) }()
 }
 
-// Close writes the audit entries still queued, then closes the store.
+// Close writes the audit entries still queued, drains the billing journal into the
+// ledger, then closes the store.
 func (c *Catalog) Close() error {
 	c.auditMu.Lock()
 	c.auditClosed = true
@@ -332,6 +372,9 @@ func (c *Catalog) Close() error {
 	if stop != nil {
 		stop()
 		<-done
+	}
+	if err := c.Billing.Close(context.Background()); err != nil {
+		slog.Default().Warn("billing: the journal was not drained; it is replayed at the next start", "err", err)
 	}
 	return c.Driver.Close()
 }
@@ -346,6 +389,7 @@ func Modules() []store.Module {
 		events.Module(),
 		tasks.Module(),
 		activity.Module(), audit.Module(), executions.Module(),
+		billing.Module(),
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/billing"
 	"github.com/meridian-catalog/meridian/collab/activity"
 	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
@@ -72,6 +73,9 @@ type Config struct {
 	// QueryRunnerRuns runs Query Runner workflows (/v1/platform/apps/queryRunner); nil
 	// answers 404 there.
 	QueryRunnerRuns *workflow.Service
+	// Billing serves /v1/billing and meters the operations its price table names
+	// (billing_meter.go); nil answers 404 there and meters nothing.
+	Billing *billing.Service
 	// Events delivers change events to event subscriptions and tests their
 	// destinations; nil answers 404 to testDestination.
 	Events *events.Service
@@ -100,6 +104,7 @@ type server struct {
 	trustedProxies []netip.Prefix
 	qr             *queryrunner.Service
 	qrRuns         *workflow.Service
+	billing        *billing.Service
 	events         *events.Service
 	tasks          *tasks.Service
 	audit          *audit.Writer
@@ -130,6 +135,7 @@ func New(c Config) http.Handler {
 		auditLog:       c.AuditLog,
 		activity:       c.Activity,
 		executions:     c.Executions,
+		billing:        c.Billing,
 	}
 	if s.search == nil {
 		s.search = c.Entities
@@ -152,6 +158,9 @@ func New(c Config) http.Handler {
 	mux.MethodNotAllowed(s.methodNotAllowed)
 	s.public = map[string]bool{}
 	for _, rt := range routes {
+		if s.billing != nil && rt.id != "" {
+			rt.handler = s.meterRoute(rt.id, rt.handler)
+		}
 		if rt.method == "" {
 			mux.Handle(rt.path, rt.handler)
 		} else {

@@ -49,6 +49,7 @@ var familyTags = map[string]string{
 	"audit":          "The append-only audit log of writes and authentication failures (admins only).",
 	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
 	"agentExecution": "Runtime records of AI agents (AI applications), kept as a time series.",
+	"billing":        "AI credit usage: the ledger's reports, budgets, credit alerts and MCP usage (workspace admins; me endpoints for any user).",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -82,6 +83,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.taskRoutes(reg)...)
 	rs = append(rs, s.feedRoutes()...)
 	rs = append(rs, s.collabAuditRoutes()...)
+	rs = append(rs, s.billingRoutes()...)
 	// A family's row replaces the generic row of a kind at the same method and path (the
 	// task list, with its time window).
 	taken := map[string]bool{}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,15 +36,16 @@ const maxBodyBytes = meridian.MaxDocumentBytes + 1<<20
 // HTTP serves MCP over stateless streamable HTTP with Bearer JWT authentication and
 // Origin validation, and the RFC 9728 metadata documents.
 type HTTP struct {
-	cfg Config
-	mcp *server.StreamableHTTPServer
+	cfg     Config
+	mcp     *server.StreamableHTTPServer
+	clients *clientInfos
 }
 
 // NewHTTP returns the HTTP transport. Mount it with Mount, or serve the endpoint
 // itself (ServeHTTP) and the metadata (Metadata) on routes of your own.
 func NewHTTP(c Config) *HTTP {
 	s := NewServer(c)
-	return &HTTP{cfg: c, mcp: server.NewStreamableHTTPServer(s,
+	return &HTTP{cfg: c, clients: newClientInfos(), mcp: server.NewStreamableHTTPServer(s,
 		server.WithStateLess(true),
 		server.WithDisableLocalhostProtection(c.DisableLocalhostProtection),
 		server.WithStreamableHTTPLogger(c.logger()),
@@ -95,10 +97,14 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, meridian.ErrorMessage(err))
 		return
 	}
-	if r.Method == http.MethodPost && !readBody(w, r) {
-		return
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = readBody(w, r); !ok {
+			return
+		}
 	}
-	ctx := meridian.WithPrincipal(r.Context(), p)
+	ctx := context.WithValue(meridian.WithPrincipal(r.Context(), p), httpClientKey{}, h.clients.of(r, p, body))
 	ctx = audit.WithRequest(ctx, audit.Request{RemoteAddr: audit.RemoteAddr(r, h.cfg.TrustedProxies), RequestID: r.Header.Get("X-Request-ID")})
 	h.mcp.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -106,33 +112,33 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads a POST body whole and puts it back on r for the MCP library, which
 // would answer any failure to read it 400 with a JSON-RPC parse error. A body larger
 // than maxBodyBytes is 413, one that did not arrive in time 408, and one that is not
-// valid UTF-8 (which encoding/json would silently replace with U+FFFD) 400. It reports
-// whether the request may go on; when not, the answer has been written.
-func readBody(w http.ResponseWriter, r *http.Request) bool {
+// valid UTF-8 (which encoding/json would silently replace with U+FFFD) 400. It returns
+// the body and whether the request may go on; when not, the answer has been written.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > maxBodyBytes { // refuse before reading a byte of it
 		w.Header().Set("Connection", "close")
 		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpcInvalidRequest, tooLarge())
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpcInvalidRequest, tooLarge())
-		return false
+		return nil, false
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		writeRPCError(w, http.StatusRequestTimeout, jsonrpcInvalidRequest, "Request body was not received in time")
-		return false
+		return nil, false
 	case err != nil:
 		writeRPCError(w, http.StatusBadRequest, jsonrpcParseError, "Parse error: the request body could not be read")
-		return false
+		return nil, false
 	case !utf8.Valid(body):
 		writeRPCError(w, http.StatusBadRequest, jsonrpcParseError,
 			fmt.Sprintf("Parse error: the request body is not valid UTF-8 (byte offset %d)", meridian.InvalidUTF8Offset(body)))
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return body, true
 }
 
 func tooLarge() string {

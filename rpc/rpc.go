@@ -28,6 +28,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/billing"
 	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/tools"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	// Audit records every call of a write tool and every failed authentication in the
 	// audit log; nil records nothing.
 	Audit *audit.Writer
+	// Billing meters every tool call and enforces the credit budgets before it runs
+	// (billing.go); nil meters nothing.
+	Billing *billing.Service
 }
 
 func (c Config) logger() *slog.Logger {
@@ -150,9 +154,13 @@ func handler(c Config, name string, log *slog.Logger) server.ToolHandlerFunc {
 		if !ok && req.Params.Arguments != nil {
 			res = tools.ErrorResult(tools.WithHint(meridian.Errorf(meridian.EInvalid, "The arguments of %s must be a JSON object", name),
 				"Send arguments as an object of named parameters"))
+		} else if mctx, resv, refused := meter(ctx, c, p, name, req, args); refused != nil {
+			res = *refused
 		} else {
 			var err error
-			if res, err = c.Tools.Call(ctx, p, name, args); err != nil {
+			res, err = c.Tools.Call(mctx, p, name, args)
+			resv.Done(err != nil || res.IsError)
+			if err != nil {
 				if errors.Is(err, tools.ErrUnknownTool) {
 					return nil, server.ErrToolNotFound
 				}

@@ -103,6 +103,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		AuditLog:        cat.AuditLog,
 		Activity:        cat.Activity,
 		Executions:      cat.Executions,
+		Billing:         cat.Billing,
 	}))
 	if err != nil {
 		return err
