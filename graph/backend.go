@@ -51,7 +51,7 @@ const (
 	MaxRows        = 10000
 	DefaultTimeout = 30 * time.Second
 	MaxTimeout     = 60 * time.Second
-	DefaultWork    = 20_000_000
+	DefaultWork    = 1_000_000
 	// DefaultOutputBytes is the output cap of one answer (10 MiB).
 	DefaultOutputBytes = 10 << 20
 	// MaxQueryBytes is the longest query text accepted.
