@@ -49,12 +49,40 @@ var (
 // Client speaks the SPARQL 1.1 protocol to one query and one update endpoint. It is safe
 // for concurrent use.
 type Client struct {
-	cfg      Config
-	http     *http.Client
+	cfg  Config
+	http *http.Client
+	st   *state
+	// defaultGraphs are sent as default-graph-uri with every query.
+	defaultGraphs []string
+}
+
+// state is what a Client learns about its server, shared by its copies.
+type state struct {
 	virtuoso atomic.Bool  // the server said it is Virtuoso
 	maxRows  atomic.Int64 // the row cap the server announced (X-SPARQL-MaxRows), 0 if none seen
 	auth     digestState
 }
+
+// withDefaultGraphs is a copy of c whose queries have graphs as their default graph
+// (the protocol's default-graph-uri).
+func (c *Client) withDefaultGraphs(graphs []string) *Client {
+	cp := *c
+	cp.defaultGraphs = graphs
+	return &cp
+}
+
+// RefusedError is an error status answered by the endpoint; it matches ErrRefused.
+type RefusedError struct {
+	Status  int
+	Message string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d): %s", ErrRefused.Error(), e.Status, e.Message)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 // New returns a client for cfg. It makes no request.
 func New(cfg Config) (*Client, error) {
@@ -65,7 +93,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Client{cfg: cfg, http: &http.Client{
+	return &Client{cfg: cfg, st: &state{}, http: &http.Client{
 		// No overall Timeout here: each request carries its own deadline.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}, nil
@@ -79,7 +107,7 @@ func (c *Client) Graph() string { return c.cfg.Graph }
 
 // IsVirtuoso reports whether the server said it is Virtuoso (its Server header), as seen
 // on any answer so far; Ping finds out.
-func (c *Client) IsVirtuoso() bool { return c.virtuoso.Load() }
+func (c *Client) IsVirtuoso() bool { return c.st.virtuoso.Load() }
 
 // Ping asks the query endpoint ASK {} and learns which server it is.
 func (c *Client) Ping(ctx context.Context) error {
@@ -102,7 +130,7 @@ type Response struct {
 // returns the answer, read up to MaxResponseBytes. Errors: ErrTooLarge, ErrTimeout,
 // ErrUnauthorized, ErrRefused, ErrUnreachable.
 func (c *Client) QueryRaw(ctx context.Context, query, accept string) (*Response, error) {
-	form := url.Values{"query": {query}}.Encode()
+	form := dataQuery(query, c.defaultGraphs)
 	resp, body, err := c.do(ctx, c.cfg.QueryEndpoint, mediaForm, accept, []byte(form))
 	if err != nil {
 		return nil, err
@@ -113,7 +141,7 @@ func (c *Client) QueryRaw(ctx context.Context, query, accept string) (*Response,
 		var n int
 		if _, err := fmt.Sscanf(v, "%d", &n); err == nil && n > 0 {
 			r.MaxRows = n
-			c.maxRows.Store(int64(n))
+			c.st.maxRows.Store(int64(n))
 		}
 	}
 	return r, nil
@@ -233,19 +261,19 @@ func (c *Client) do(ctx context.Context, endpoint, contentType, accept string, b
 			return nil, classify(ctx, err)
 		}
 		if strings.HasPrefix(resp.Header.Get("Server"), "Virtuoso") {
-			c.virtuoso.Store(true)
+			c.st.virtuoso.Store(true)
 		}
 		return resp, nil
 	}
 	u, _ := url.Parse(endpoint)
-	resp, err := send(c.auth.preemptive(c.cfg, http.MethodPost, u.RequestURI()))
+	resp, err := send(c.st.auth.preemptive(c.cfg, http.MethodPost, u.RequestURI()))
 	if err != nil {
 		return nil, nil, err
 	}
 	if resp.StatusCode == http.StatusUnauthorized && c.cfg.User != "" {
 		challenge := resp.Header.Values("WWW-Authenticate")
 		drain(resp)
-		authz, aerr := c.auth.answer(c.cfg, challenge, http.MethodPost, u.RequestURI())
+		authz, aerr := c.st.auth.answer(c.cfg, challenge, http.MethodPost, u.RequestURI())
 		if aerr != nil {
 			return nil, nil, aerr
 		}
@@ -260,7 +288,7 @@ func (c *Client) do(ctx context.Context, endpoint, contentType, accept string, b
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, nil, fmt.Errorf("%w (HTTP %d): %s", ErrRefused, resp.StatusCode, firstLine(msg))
+		return nil, nil, &RefusedError{Status: resp.StatusCode, Message: firstLine(msg)}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
 	if err != nil {

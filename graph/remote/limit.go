@@ -92,7 +92,7 @@ const virtuosoRowCap = 10000
 
 // rowCap is the row cap the server announced, or Virtuoso's default.
 func (c *Client) rowCap() int {
-	if n := c.maxRows.Load(); n > 0 {
+	if n := c.st.maxRows.Load(); n > 0 {
 		return int(n)
 	}
 	return virtuosoRowCap

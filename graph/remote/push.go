@@ -27,12 +27,17 @@ func (c *Client) DeleteData(ctx context.Context, triples []rdf.Triple) error {
 	return c.dataBatches(ctx, "DELETE DATA", triples)
 }
 
-// dataBatches sends triples under op in bounded batches.
+// dataBatches sends triples under op into the client's graph in bounded batches.
 func (c *Client) dataBatches(ctx context.Context, op string, triples []rdf.Triple) error {
+	return c.dataBatchesInto(ctx, op, c.cfg.Graph, triples)
+}
+
+// dataBatchesInto sends triples under op into graph g in bounded batches.
+func (c *Client) dataBatchesInto(ctx context.Context, op, g string, triples []rdf.Triple) error {
 	size := c.cfg.BatchTriples
 	for len(triples) > 0 {
 		n := min(size, len(triples))
-		text, used := c.dataUpdate(op, triples[:n])
+		text, used := dataUpdate(op, g, triples[:n])
 		err := c.Update(ctx, text)
 		if err != nil && used > 1 && tooBig(err) {
 			size = max(1, used/2)
@@ -56,13 +61,13 @@ func tooBig(err error) bool {
 	return strings.Contains(m, "memory exhausted") || strings.Contains(m, "exceeded") || strings.Contains(m, "HTTP 413")
 }
 
-// dataUpdate is op (INSERT DATA or DELETE DATA) of triples into the client's graph, cut
+// dataUpdate is op (INSERT DATA or DELETE DATA) of triples into graph g, cut
 // at maxBatchBytes; used is how many triples it carries.
-func (c *Client) dataUpdate(op string, triples []rdf.Triple) (string, int) {
+func dataUpdate(op, g string, triples []rdf.Triple) (string, int) {
 	var b strings.Builder
 	b.WriteString(op)
 	b.WriteString(" { GRAPH ")
-	b.WriteString(IRI(c.cfg.Graph))
+	b.WriteString(IRI(g))
 	b.WriteString(" {\n")
 	used := 0
 	for _, t := range triples {
