@@ -445,7 +445,9 @@ func fromRDF(t rdf.Term) graph.Term {
 
 // sortTriples orders triples by subject, predicate and object, for stable answers.
 func sortTriples(ts []graph.Triple) {
-	key := func(t graph.Term) string { return fmt.Sprint(t.Kind, "\x00", t.Value, "\x00", t.Datatype, "\x00", t.Lang) }
+	key := func(t graph.Term) string {
+		return fmt.Sprint(t.Kind, "\x00", t.Value, "\x00", t.Datatype, "\x00", t.Lang)
+	}
 	sort.Slice(ts, func(i, j int) bool {
 		a, b := ts[i], ts[j]
 		if a.S != b.S {
