@@ -82,12 +82,16 @@ func (e *Embedded) Query(ctx context.Context, q string, lim Limits) (*Result, er
 	case <-done:
 		return res, qerr
 	case <-ctx.Done():
-		stop.Store(true)
-		return nil, Errorf(CodeTimeout, "the query was cancelled")
 	case <-timer.C:
-		stop.Store(true)
-		return nil, Errorf(CodeTimeout, "the query ran longer than %s; narrow its patterns or add a LIMIT", lim.Timeout)
 	}
+	// The evaluation stops at the view's next check; wait for it, so the caller's
+	// concurrency slot is held until the work really ends.
+	stop.Store(true)
+	<-done
+	if ctx.Err() != nil {
+		return nil, Errorf(CodeTimeout, "the query was cancelled")
+	}
+	return nil, Errorf(CodeTimeout, "the query ran longer than %s; narrow its patterns or add a LIMIT", lim.Timeout)
 }
 
 // parse parses a checked query with goRDFlib, turning a panic into QUERY_INVALID.
