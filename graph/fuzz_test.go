@@ -1,8 +1,8 @@
 package graph
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 

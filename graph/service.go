@@ -57,6 +57,9 @@ func NewService(cfg Config) *Service {
 	return &Service{cfg: cfg, global: make(chan struct{}, cfg.MaxConcurrent), callers: map[string]int{}}
 }
 
+// Backend returns the store the service queries.
+func (s *Service) Backend() Backend { return s.cfg.Backend }
+
 // Sync returns the service's synchroniser.
 func (s *Service) Sync() *Sync { return s.cfg.Sync }
 
