@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/graph"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -64,6 +65,9 @@ type Config struct {
 	// Embedder chooses the embedder of semantic search; its zero value reads the
 	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
 	Embedder EmbedderConfig
+	// Graph chooses the knowledge graph's store; its zero value reads
+	// MERIDIAN_SPARQL_ENDPOINT and MERIDIAN_SPARQL_UPDATE_ENDPOINT (GraphFromEnv).
+	Graph GraphConfig
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -96,6 +100,10 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// Graph answers bounded SPARQL over the catalog's RDF projection, which its Sync
+	// keeps in step as an outbox consumer; Run builds it first (BuildGraph).
+	Graph       *graph.Service
+	graphRemote bool
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -163,7 +171,11 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	})
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer)
+	kg, err := newGraph(cfg.Graph, ents, log)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge graph: %w", err)
+	}
+	outbox = store.NewDispatcher(db, log, indexer, kg.Sync())
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -189,13 +201,15 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	engine := &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}
 	set, err := tools.New(tools.Config{Entities: ents, Search: engine, Schemas: validator, Budget: cfg.Budget,
-		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger})
+		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger, Graph: kg})
 	if err != nil {
 		return nil, err
 	}
-	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
+	c := &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine}, nil
+		Search: engine, Graph: kg, graphRemote: cfg.Graph.Remote() || (cfg.Graph == GraphConfig{} && GraphFromEnv().Remote())}
+	registerGraphJob(js, c)
+	return c, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -241,6 +255,12 @@ func (c *Catalog) Run(ctx context.Context) {
 		}
 	}
 	var wg sync.WaitGroup
+	// The graph's consumer waits for the build; the other consumers go on meanwhile.
+	wg.Go(func() {
+		if err := c.BuildGraph(ctx); err != nil && ctx.Err() == nil {
+			slog.Default().Warn("the knowledge graph was not built", "err", err)
+		}
+	})
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Wait()

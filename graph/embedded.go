@@ -60,20 +60,22 @@ func (e *Embedded) Query(ctx context.Context, q string, lim Limits) (*Result, er
 	if c.Form == FormDescribe {
 		text = c.describe
 	}
-	parsed, err := parse(text)
-	if err != nil {
-		return nil, err
-	}
 	deadline := time.Now().Add(lim.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	stop := &atomic.Bool{}
+	stop, evaluating := &atomic.Bool{}, &atomic.Bool{}
 	done := make(chan struct{})
 	var res *Result
 	var qerr error
 	go func() {
 		defer close(done)
+		parsed, err := parse(text)
+		if err != nil {
+			res, qerr = nil, err
+			return
+		}
+		evaluating.Store(true)
 		res, qerr = e.run(c.Form, parsed, lim, deadline, stop)
 	}()
 	timer := time.NewTimer(time.Until(deadline))
@@ -82,12 +84,19 @@ func (e *Embedded) Query(ctx context.Context, q string, lim Limits) (*Result, er
 	case <-done:
 		return res, qerr
 	case <-ctx.Done():
-		stop.Store(true)
-		return nil, Errorf(CodeTimeout, "the query was cancelled")
 	case <-timer.C:
-		stop.Store(true)
-		return nil, Errorf(CodeTimeout, "the query ran longer than %s; narrow its patterns or add a LIMIT", lim.Timeout)
 	}
+	// The evaluation stops at the view's next check; wait for it, so the caller's
+	// concurrency slot is held until the work really ends. (A parse, which the view
+	// cannot stop, is left to finish on its own.)
+	stop.Store(true)
+	if evaluating.Load() {
+		<-done
+	}
+	if ctx.Err() != nil {
+		return nil, Errorf(CodeTimeout, "the query was cancelled")
+	}
+	return nil, Errorf(CodeTimeout, "the query ran longer than %s; narrow its patterns or add a LIMIT", lim.Timeout)
 }
 
 // parse parses a checked query with goRDFlib, turning a panic into QUERY_INVALID.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
+	"github.com/meridian-catalog/meridian/graph"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -59,6 +60,10 @@ type Config struct {
 	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
 	// they are ignored.
 	TrustedProxies []netip.Prefix
+	// Graph answers /api/v1/rdf; nil answers 503 there. GraphRebuild starts the durable
+	// rebuild job and returns its id.
+	Graph        *graph.Service
+	GraphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 }
 
 type server struct {
@@ -75,6 +80,10 @@ type server struct {
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
 	public map[string]bool
+	// reads holds "METHOD path" of the POST routes that only read.
+	reads        map[string]bool
+	graph        *graph.Service
+	graphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 	// apiDoc is the OpenAPI document of the route table, built once by New; apiErr is
 	// why it could not be built.
 	apiDoc []byte
@@ -86,7 +95,7 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies}
+		trustedProxies: c.TrustedProxies, graph: c.Graph, graphRebuild: c.GraphRebuild}
 	if s.search == nil {
 		s.search = c.Entities
 	}
@@ -105,8 +114,11 @@ func New(c Config) http.Handler {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})
 	mux.MethodNotAllowed(s.methodNotAllowed)
-	s.public = map[string]bool{}
+	s.public, s.reads = map[string]bool{}, map[string]bool{}
 	for _, rt := range routes {
+		if rt.reads {
+			s.reads[rt.method+" "+rt.path] = true
+		}
 		if rt.method == "" {
 			mux.Handle(rt.path, rt.handler)
 		} else {
@@ -334,7 +346,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		if u, ok := r.Context().Value(logUserKey{}).(*string); ok {
 			*u = p.Name
 		}
-		if p.ReadOnly() && !readMethod(r.Method) {
+		if p.ReadOnly() && !readMethod(r.Method) && !s.reads[r.Method+" "+r.URL.EscapedPath()] {
 			s.writeError(w, r, meridian.Errorf(meridian.EForbidden,
 				"Principal: %s is limited to the %s scope and can not write", p.Name, meridian.ScopeRead))
 			return

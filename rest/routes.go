@@ -29,6 +29,9 @@ type route struct {
 	// public routes need no token: the document gives them an empty security list and
 	// authenticate lets them through.
 	public bool
+	// reads marks a POST that only reads (a SPARQL query): tokens scoped to
+	// metadata:read may call it.
+	reads bool
 }
 
 // familyTags describe the tags of the special families. A tag named after a kind is
@@ -42,6 +45,7 @@ var familyTags = map[string]string{
 	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
 	"lineage":  "Lineage edges between entities.",
 	"testCase": "Test cases.",
+	"rdf":      "The knowledge graph: SPARQL, RDF descriptions and the ontology.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -69,6 +73,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
+	rs = append(rs, s.graphRoutes()...)
 	for _, k := range reg.Kinds() {
 		rs = append(rs, s.kindRoutes(k)...)
 	}

@@ -86,7 +86,8 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
-		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies}))
+		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies,
+		Graph: cat.Graph, GraphRebuild: cat.StartGraphRebuild}))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,193 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// ConsumerName is the projection's name among the outbox consumers.
+const ConsumerName = "graph"
+
+// JobTypeRebuild is the type of the durable job that rebuilds the projection.
+const JobTypeRebuild = "graph.rebuild"
+
+// rebuildBatch is how many descriptions one Load call carries.
+const rebuildBatch = 500
+
+// Sync keeps a Backend in step with the catalog: it is an outbox consumer that
+// re-projects the entity of each change event (idempotently, from the catalog's current
+// state), and it rebuilds the whole projection on demand. Handle and Rebuild exclude
+// each other, so events that arrive during a rebuild wait for it.
+type Sync struct {
+	proj    *Projector
+	backend Backend
+	onto    *Ontology
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	ready atomic.Bool
+}
+
+var _ store.Consumer = (*Sync)(nil)
+
+// NewSync returns the synchroniser of backend from the catalog src describes.
+func NewSync(reg *meridian.Registry, src Source, backend Backend, log *slog.Logger) *Sync {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log}
+}
+
+// Name returns ConsumerName.
+func (s *Sync) Name() string { return ConsumerName }
+
+// Ready reports whether the projection has been built (Rebuild finished once, or
+// MarkReady was called for a store that keeps its data).
+func (s *Sync) Ready() bool { return s.ready.Load() }
+
+// MarkReady declares the projection built (a remote store that keeps its data).
+func (s *Sync) MarkReady() { s.ready.Store(true) }
+
+// Ontology returns the ontology the projection uses.
+func (s *Sync) Ontology() *Ontology { return s.onto }
+
+// Handle re-projects the entity of one change event: a hard delete removes its
+// description and re-projects the entities whose descriptions point at it; any other
+// entity change replaces its description. Errors: the catalog's and the backend's; the
+// dispatcher delivers the event again later.
+func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
+	switch ev.EventType {
+	case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
+		meridian.EventEntityRestored, meridian.EventEntityFieldsChanged, meridian.EventEntityLineageAdded,
+		meridian.EventEntityLineageDeleted, meridian.EventEntityLineageUpdated, meridian.EventEntityDeleted:
+	default:
+		return nil
+	}
+	if ev.EntityType == "" || ev.EntityID == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.EventType == meridian.EventEntityDeleted {
+		return s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	}
+	return s.refresh(ctx, ev.EntityType, ev.EntityID)
+}
+
+// refresh replaces (or removes) one entity's description.
+func (s *Sync) refresh(ctx context.Context, kind, id string) error {
+	d, found, err := s.proj.Project(ctx, kind, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return s.removeEntity(ctx, kind, id)
+	}
+	return s.backend.Apply(ctx, Delta{Put: []Description{d}})
+}
+
+// referrers is the most descriptions re-projected after one hard delete.
+const referrers = 5000
+
+// removeEntity removes a description and re-projects those that point at the entity
+// or its columns (lineage into it, tags of it), so no edge dangles.
+func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
+	iri := EntityIRI(kind, id)
+	q := "SELECT DISTINCT ?s WHERE { { ?s ?p <" + iri + "> } UNION { <" + iri + "> <" + merColumnProp + "> ?c . ?s ?q ?c } } LIMIT " +
+		itoa(referrers)
+	res, err := s.backend.Query(ctx, q, Limits{Rows: referrers, IncludeDeleted: true, Work: 10 * DefaultWork})
+	if err != nil {
+		return err
+	}
+	if err := s.backend.Apply(ctx, Delta{Remove: []string{iri}}); err != nil {
+		return err
+	}
+	seen := map[string]bool{iri: true}
+	for _, row := range res.Rows {
+		if len(row) == 0 || row[0].Kind != KindIRI {
+			continue
+		}
+		owner, _, _ := strings.Cut(row[0].Value, "/columns/")
+		k, oid, ok := ParseEntityIRI(owner)
+		if !ok || seen[owner] {
+			continue
+		}
+		seen[owner] = true
+		if err := s.refresh(ctx, k, oid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RebuildResult is the result of a rebuild.
+type RebuildResult struct {
+	Entities int `json:"entities"`
+}
+
+// Rebuild empties the backend and projects every entity again, reporting the number
+// done to progress (nil for none). Errors: the catalog's and the backend's.
+func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) error) (RebuildResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res RebuildResult
+	if err := s.backend.Reset(ctx); err != nil {
+		return res, err
+	}
+	batch := []Description{s.onto.Description()}
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.backend.Load(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	err := src.Each(ctx, func(kind, id string) error {
+		d, found, err := s.proj.Project(ctx, kind, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		batch = append(batch, d)
+		res.Entities++
+		if len(batch) >= rebuildBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+			if progress != nil {
+				return progress(res.Entities)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return res, err
+	}
+	s.ready.Store(true)
+	s.log.Info("graph projection rebuilt", "entities", res.Entities)
+	return res, nil
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{digits[n%10]}, b...)
+	}
+	return string(b)
+}
