@@ -249,6 +249,9 @@ func (b *Backend) Query(ctx context.Context, query string, lim graph.Limits) (*g
 	if c.Form == graph.FormDescribe {
 		text = c.DescribeSelect()
 	}
+	if !b.c.st.answered.Load() {
+		_ = b.c.Ping(ctx) // learn which server it is before the first query
+	}
 	if b.c.IsVirtuoso() {
 		text = RewriteTransitive(text)
 	}

@@ -58,6 +58,7 @@ type Client struct {
 
 // state is what a Client learns about its server, shared by its copies.
 type state struct {
+	answered atomic.Bool  // the server has answered once
 	virtuoso atomic.Bool  // the server said it is Virtuoso
 	maxRows  atomic.Int64 // the row cap the server announced (X-SPARQL-MaxRows), 0 if none seen
 	auth     digestState
@@ -260,6 +261,7 @@ func (c *Client) do(ctx context.Context, endpoint, contentType, accept string, b
 		if err != nil {
 			return nil, classify(ctx, err)
 		}
+		c.st.answered.Store(true)
 		if strings.HasPrefix(resp.Header.Get("Server"), "Virtuoso") {
 			c.st.virtuoso.Store(true)
 		}
