@@ -64,7 +64,15 @@ func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
 	if err != nil {
 		return unavailable(err)
 	}
+	if hidden, err := b.anyHidden(ctx); err != nil || !hidden {
+		return unavailable(err)
+	}
 	return unavailable(b.route(ctx, nodes))
+}
+
+// anyHidden reports whether any node is hidden: without one, nothing needs routing.
+func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
+	return b.c.Ask(ctx, "ASK { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } }")
 }
 
 // Apply implements graph.Backend: the triples about the nodes owned by each removed
@@ -78,9 +86,15 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	for _, desc := range d.Put {
 		entities = append(entities, desc.Entity)
 	}
-	old, err := b.ownedNodes(ctx, entities)
+	hiddenBefore, err := b.anyHidden(ctx)
 	if err != nil {
 		return unavailable(err)
+	}
+	var old []string
+	if hiddenBefore {
+		if old, err = b.ownedNodes(ctx, entities); err != nil {
+			return unavailable(err)
+		}
 	}
 	if err := b.removeEntities(ctx, entities); err != nil {
 		return unavailable(err)
@@ -89,7 +103,20 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	if err != nil {
 		return unavailable(err)
 	}
+	if !hiddenBefore && !anyDeleted(d.Put) {
+		return nil // no node was or is hidden: nothing to route
+	}
 	return unavailable(b.route(ctx, append(old, nodes...)))
+}
+
+// anyDeleted reports whether a description is soft-deleted.
+func anyDeleted(descs []graph.Description) bool {
+	for _, d := range descs {
+		if d.Deleted {
+			return true
+		}
+	}
+	return false
 }
 
 // ownedNodes are the nodes the entities own now.
@@ -218,14 +245,31 @@ func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]stri
 			}
 		}
 	}
-	for _, part := range []struct {
+	parts := []struct {
 		graph   string
 		triples []rdf.Triple
-	}{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}, {b.ownerGraph, owners}} {
+	}{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}, {b.ownerGraph, owners}}
+	if len(hidden)+len(live)+len(deleted)+len(owners) <= b.c.cfg.BatchTriples {
+		// A small change (one description) is one request.
+		var ops []string
+		for _, part := range parts {
+			if len(part.triples) > 0 {
+				text, _ := dataUpdate("INSERT DATA", part.graph, part.triples)
+				ops = append(ops, text)
+			}
+		}
+		if len(ops) == 0 {
+			return nodes, nil
+		}
+		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err == nil || !tooBig(err) {
+			return nodes, err
+		}
+	}
+	for _, part := range parts {
 		if len(part.triples) == 0 {
 			continue
 		}
-		if err := b.c.dataBatchesInto(ctx, "INSERT DATA", part.graph, part.triples); err != nil {
+		if err := b.c.PostTriples(ctx, part.graph, part.triples); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -247,4 +248,52 @@ func bnodeLabel(s string) string {
 		return "b"
 	}
 	return "b" + b.String()
+}
+
+// graphStoreBatch bounds the triples of one Graph Store POST.
+const graphStoreBatch = 20000
+
+// graphStore is the Graph Store endpoint bulk loads use, "" for none.
+func (c *Client) graphStore() string {
+	if c.cfg.GraphStoreEndpoint != "" {
+		return c.cfg.GraphStoreEndpoint
+	}
+	if c.IsVirtuoso() && strings.HasSuffix(c.cfg.UpdateEndpoint, "/sparql") {
+		suffix := "-graph-crud"
+		if c.cfg.User != "" {
+			suffix += "-auth"
+		}
+		return c.cfg.UpdateEndpoint + suffix
+	}
+	if c.IsVirtuoso() && strings.HasSuffix(c.cfg.UpdateEndpoint, "/sparql-auth") {
+		return strings.TrimSuffix(c.cfg.UpdateEndpoint, "-auth") + "-graph-crud-auth"
+	}
+	return ""
+}
+
+// PostTriples adds triples to graph g: by the Graph Store HTTP Protocol (POST of
+// N-Triples, graphStoreBatch triples a request) when the server has one, else by
+// INSERT DATA batches. Errors: those of Update.
+func (c *Client) PostTriples(ctx context.Context, g string, triples []rdf.Triple) error {
+	gs := c.graphStore()
+	if gs == "" {
+		return c.dataBatchesInto(ctx, "INSERT DATA", g, triples)
+	}
+	target := gs + "?graph=" + url.QueryEscape(g)
+	if strings.Contains(gs, "?") {
+		target = gs + "&graph=" + url.QueryEscape(g)
+	}
+	for len(triples) > 0 {
+		n := min(graphStoreBatch, len(triples))
+		var b strings.Builder
+		for _, t := range triples[:n] {
+			b.WriteString(Triple(t))
+			b.WriteString(" .\n")
+		}
+		if _, _, err := c.do(ctx, target, MediaNTriples, "*/*", []byte(b.String())); err != nil {
+			return err
+		}
+		triples = triples[n:]
+	}
+	return nil
 }
