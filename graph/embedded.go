@@ -128,6 +128,7 @@ func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadli
 			res, err = nil, Errorf(CodeQueryInvalid, "the query could not be evaluated")
 		}
 	}()
+	v.yieldCap = yieldCap(form, parsed, lim)
 	g := rdflib.NewGraph(rdflib.WithStore(v))
 	out, qerr := sparql.EvalQuery(g, parsed, nil)
 	switch v.stopped {
@@ -175,6 +176,29 @@ func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadli
 		r.Rows = append(r.Rows, row)
 	}
 	return r, nil
+}
+
+// yieldCap returns how many triples a query whose WHERE is a single triple pattern
+// (no path, no modifier that needs every solution) can need: its OFFSET plus its LIMIT
+// or the row limit plus one (to tell a truncated answer), one for ASK; 0 when the
+// query needs every match.
+func yieldCap(form Form, q *sparql.ParsedQuery, lim Limits) int {
+	bgp, ok := q.Where.(*sparql.BGP)
+	if !ok || len(bgp.Triples) != 1 || bgp.Triples[0].PredicatePath != nil || len(q.OrderBy) > 0 || q.Distinct ||
+		len(q.GroupBy) > 0 || q.Having != nil || len(q.ProjectExprs) > 0 {
+		return 0
+	}
+	switch form {
+	case FormAsk:
+		return 1
+	case FormSelect, FormConstruct:
+		n := lim.Rows + 1
+		if q.Limit >= 0 {
+			n = min(n, q.Limit)
+		}
+		return max(q.Offset, 0) + n
+	}
+	return 0
 }
 
 // describe answers DESCRIBE: every visible triple whose subject is a described
