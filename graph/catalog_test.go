@@ -256,3 +256,33 @@ func mustLocate(t *testing.T, c *catalogtest.Catalog, p *meridian.Principal, kin
 	}
 	return iri
 }
+
+func TestRecursiveDeletesAndRestoresReachTheWholeTree(t *testing.T) {
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := live(t, d.cfg(t))
+			c.Table(t, "pg", "dwh", "sales", "orders", 1)
+			c.Table(t, "pg", "dwh", "sales", "lines", 1)
+			tables := `SELECT ?n WHERE { ?t a mer:Table ; rdfs:label ?n }`
+			eventually(t, c, c.Admin, tables, false, []string{"lines", "orders"})
+			sch, err := c.Entities.Get(ctx, c.Admin, "databaseSchema", store.ByFQN("pg.dwh.sales"), store.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Entities.Delete(ctx, c.Admin, "databaseSchema", store.ByID(sch.ID()), store.DeleteOptions{Recursive: true}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, tables, false, nil)
+			eventually(t, c, c.Admin, tables, true, []string{"lines", "orders"})
+			if _, err := c.Entities.Restore(ctx, c.Admin, "databaseSchema", sch.ID()); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, tables, false, []string{"lines", "orders"})
+			if _, err := c.Entities.Delete(ctx, c.Admin, "databaseService", store.ByFQN("pg"), store.DeleteOptions{Hard: true, Recursive: true}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, `SELECT ?f WHERE { ?e dct:identifier ?f FILTER(STRSTARTS(?f, "pg")) }`, true, nil)
+		})
+	}
+}

@@ -74,10 +74,48 @@ func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.EventType == meridian.EventEntityDeleted {
-		return s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	// A recursive delete (and a restore) records one event for the root of the tree:
+	// the entities below it, by FQN, are re-projected too.
+	var below []string
+	if fqn := ev.EntityFQN; fqn != "" && (ev.Recursive || ev.EventType == meridian.EventEntityRestored) {
+		var err error
+		if below, err = s.subtree(ctx, fqn); err != nil {
+			return err
+		}
 	}
-	return s.refresh(ctx, ev.EntityType, ev.EntityID)
+	var err error
+	if ev.EventType == meridian.EventEntityDeleted {
+		err = s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	} else {
+		err = s.refresh(ctx, ev.EntityType, ev.EntityID)
+	}
+	for _, iri := range below {
+		if err != nil {
+			return err
+		}
+		if k, id, ok := ParseEntityIRI(iri); ok {
+			err = s.refresh(ctx, k, id)
+		}
+	}
+	return err
+}
+
+// subtree lists the entities whose FQN is below fqn, deleted ones included (at most
+// MaxRows of them: a rebuild catches up a larger tree).
+func (s *Sync) subtree(ctx context.Context, fqn string) ([]string, error) {
+	q := "SELECT ?e WHERE { ?e <" + merEntityType + "> ?t ; <" + dctIdentifier + "> ?f FILTER(STRSTARTS(?f, " +
+		literalQuoted(fqn+".") + ")) }"
+	res, err := s.backend.Query(ctx, q, Limits{Rows: MaxRows, IncludeDeleted: true, Work: 100 * DefaultWork, Timeout: MaxTimeout})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) > 0 && row[0].Kind == KindIRI {
+			out = append(out, row[0].Value)
+		}
+	}
+	return out, nil
 }
 
 // refresh replaces (or removes) one entity's description.
