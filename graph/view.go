@@ -24,7 +24,7 @@ type view struct {
 	// yieldCap, when not 0, ends iteration after that many triples were yielded: a
 	// single-pattern query needs no more (LIMIT short-circuit).
 	yieldCap, yielded int
-	ns             map[string]term.URIRef
+	ns                map[string]term.URIRef
 }
 
 type stopReason uint8
