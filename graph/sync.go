@@ -17,8 +17,12 @@ const ConsumerName = "graph"
 // JobTypeRebuild is the type of the durable job that rebuilds the projection.
 const JobTypeRebuild = "graph.rebuild"
 
-// rebuildBatch is how many descriptions one Load call carries.
-const rebuildBatch = 500
+// rebuildBatch is how many descriptions one Load call carries; rebuildWorkers project
+// them in parallel (each reads the catalog in its own transactions).
+const (
+	rebuildBatch   = 500
+	rebuildWorkers = 4
+)
 
 // Sync keeps a Backend in step with the catalog: it is an outbox consumer that
 // re-projects the entity of each change event (idempotently, from the catalog's current
@@ -178,36 +182,58 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err := s.backend.Reset(ctx); err != nil {
 		return res, err
 	}
-	batch := []Description{s.onto.Description()}
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := s.backend.Load(ctx, batch)
-		batch = batch[:0]
-		return err
+	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
+		return res, err
 	}
-	err := src.Each(ctx, func(kind, id string) error {
-		d, found, err := s.proj.Project(ctx, kind, id)
-		if err != nil {
-			return err
+	type ref struct{ kind, id string }
+	var pending []ref
+	flush := func() error {
+		descs := make([]Description, len(pending))
+		found := make([]bool, len(pending))
+		errs := make([]error, rebuildWorkers)
+		var wg sync.WaitGroup
+		for w := 0; w < rebuildWorkers; w++ {
+			wg.Go(func() {
+				for i := w; i < len(pending); i += rebuildWorkers {
+					d, ok, err := s.proj.Project(ctx, pending[i].kind, pending[i].id)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					descs[i], found[i] = d, ok
+				}
+			})
 		}
-		if !found {
-			return nil
-		}
-		batch = append(batch, d)
-		res.Entities++
-		if len(batch) >= rebuildBatch {
-			if err := flush(); err != nil {
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
 				return err
 			}
-			if progress != nil {
-				return progress(res.Entities)
+		}
+		batch := descs[:0]
+		for i, d := range descs {
+			if found[i] {
+				batch = append(batch, d)
 			}
+		}
+		pending = pending[:0]
+		res.Entities += len(batch)
+		if err := s.backend.Load(ctx, batch); err != nil {
+			return err
+		}
+		if progress != nil {
+			return progress(res.Entities)
+		}
+		return nil
+	}
+	err := src.Each(ctx, func(kind, id string) error {
+		pending = append(pending, ref{kind, id})
+		if len(pending) >= rebuildBatch {
+			return flush()
 		}
 		return nil
 	})
-	if err == nil {
+	if err == nil && len(pending) > 0 {
 		err = flush()
 	}
 	if err != nil {
