@@ -19,32 +19,57 @@ import (
 // so its concurrency slot, see Service) until the view has stopped it, which takes at
 // most a few thousand visited triples.
 type Embedded struct {
-	store *Store
+	store atomic.Pointer[Store]
+	// next is the store a rebuild fills (Reset, Load) while queries read the current
+	// one; Commit makes it current. Only the synchroniser touches it, under its lock.
+	next *Store
 }
 
 var _ Backend = (*Embedded)(nil)
 
 // NewEmbedded returns an Embedded backend over an empty Store.
-func NewEmbedded() *Embedded { return &Embedded{store: NewStore()} }
+func NewEmbedded() *Embedded {
+	e := &Embedded{}
+	e.store.Store(NewStore())
+	return e
+}
 
-// Store returns the backend's triple store.
-func (e *Embedded) Store() *Store { return e.store }
+// Store returns the backend's current triple store.
+func (e *Embedded) Store() *Store { return e.store.Load() }
 
-// Apply implements Backend.
+// Apply implements Backend, on the current store (and on a rebuild's, if one is under
+// way).
 func (e *Embedded) Apply(_ context.Context, d Delta) error {
-	e.store.Apply(d)
+	if e.next != nil {
+		e.next.Apply(d)
+	}
+	e.Store().Apply(d)
 	return nil
 }
 
-// Reset implements Backend.
+// Reset implements Backend: it starts a new store, which Load fills and Commit makes
+// current, so queries keep answering from the old one during a rebuild.
 func (e *Embedded) Reset(context.Context) error {
-	e.store.Reset()
+	e.next = NewStore()
 	return nil
 }
 
 // Load implements Backend.
 func (e *Embedded) Load(_ context.Context, descs []Description) error {
-	e.store.Load(descs)
+	if e.next != nil {
+		e.next.Load(descs)
+		return nil
+	}
+	e.Store().Load(descs)
+	return nil
+}
+
+// Commit implements Committer: the store a rebuild filled becomes current.
+func (e *Embedded) Commit(context.Context) error {
+	if e.next != nil {
+		e.store.Store(e.next)
+		e.next = nil
+	}
 	return nil
 }
 
@@ -119,9 +144,10 @@ func parse(text string) (q *sparql.ParsedQuery, err error) {
 
 // run evaluates the parsed query over a view of the store.
 func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadline time.Time, stop *atomic.Bool) (res *Result, err error) {
-	e.store.mu.RLock()
-	defer e.store.mu.RUnlock()
-	v := &view{s: e.store, includeDeleted: lim.IncludeDeleted, budget: lim.Work, deadline: deadline, cancel: stop,
+	st := e.Store()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	v := &view{s: st, includeDeleted: lim.IncludeDeleted, budget: lim.Work, deadline: deadline, cancel: stop,
 		ns: map[string]term.URIRef{}}
 	defer func() {
 		if r := recover(); r != nil {

@@ -239,6 +239,11 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err != nil {
 		return res, err
 	}
+	if c, ok := s.backend.(Committer); ok {
+		if err := c.Commit(ctx); err != nil {
+			return res, err
+		}
+	}
 	s.ready.Store(true)
 	s.log.Info("graph projection rebuilt", "entities", res.Entities)
 	return res, nil
