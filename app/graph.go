@@ -89,13 +89,18 @@ func (c *Catalog) rebuildGraph(ctx context.Context, progress store.JobProgress) 
 	})
 }
 
-// BuildGraph builds the knowledge graph at once (the embedded store is in memory, so
-// every start builds it; a remote store keeps its data and is only marked ready).
+// BuildGraph builds the knowledge graph at once: the embedded store is in memory, so
+// every start builds it; a remote store keeps its data and is built only when it holds
+// no projection yet.
 // Errors: the catalog's and the backend's.
 func (c *Catalog) BuildGraph(ctx context.Context) error {
 	if c.graphRemote {
-		c.Graph.Sync().MarkReady()
-		return nil
+		// A remote store keeps its data; an empty one (no ontology yet) is filled.
+		r, err := c.Graph.Backend().Query(ctx, "ASK { <"+graph.OntologyIRI+"> ?p ?o }", graph.Limits{Rows: 1})
+		if err != nil || r.Boolean {
+			c.Graph.Sync().MarkReady()
+			return err
+		}
 	}
 	_, err := c.rebuildGraph(ctx, nil)
 	return err

@@ -32,6 +32,12 @@ type Backend interface {
 	Load(ctx context.Context, descs []Description) error
 }
 
+// Committer is implemented by backends that build a rebuild aside (after Reset and
+// Load) and switch to it at once: Commit ends the rebuild.
+type Committer interface {
+	Commit(ctx context.Context) error
+}
+
 // Limits bound one query.
 type Limits struct {
 	// Rows is the most rows or triples answered; 0 means DefaultRows.

@@ -12,6 +12,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
@@ -255,4 +256,57 @@ func mustLocate(t *testing.T, c *catalogtest.Catalog, p *meridian.Principal, kin
 		t.Fatal(err)
 	}
 	return iri
+}
+
+func TestRecursiveDeletesAndRestoresReachTheWholeTree(t *testing.T) {
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := live(t, d.cfg(t))
+			c.Table(t, "pg", "dwh", "sales", "orders", 1)
+			c.Table(t, "pg", "dwh", "sales", "lines", 1)
+			tables := `SELECT ?n WHERE { ?t a mer:Table ; rdfs:label ?n }`
+			eventually(t, c, c.Admin, tables, false, []string{"lines", "orders"})
+			sch, err := c.Entities.Get(ctx, c.Admin, "databaseSchema", store.ByFQN("pg.dwh.sales"), store.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Entities.Delete(ctx, c.Admin, "databaseSchema", store.ByID(sch.ID()), store.DeleteOptions{Recursive: true}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, tables, false, nil)
+			eventually(t, c, c.Admin, tables, true, []string{"lines", "orders"})
+			if _, err := c.Entities.Restore(ctx, c.Admin, "databaseSchema", sch.ID()); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, tables, false, []string{"lines", "orders"})
+			if _, err := c.Entities.Delete(ctx, c.Admin, "databaseService", store.ByFQN("pg"), store.DeleteOptions{Hard: true, Recursive: true}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, c, c.Admin, `SELECT ?f WHERE { ?e dct:identifier ?f FILTER(STRSTARTS(?f, "pg")) }`, true, nil)
+		})
+	}
+}
+
+func TestContractsAndLatestTestStatusAreProjected(t *testing.T) {
+	ctx := context.Background()
+	c := live(t, app.Config{})
+	fqn := c.Table(t, "pg", "dwh", "sales", "orders", 1)
+	c.Create(t, "dataContract", meridian.Entity{"name": "orders_contract", "entity": map[string]any{"type": "table", "fullyQualifiedName": fqn}})
+	tc := c.Create(t, "testCase", meridian.Entity{"name": "col_not_null", "entityLink": "<#E::table::" + fqn + "::columns::col_0001>",
+		"testDefinition": map[string]any{"fullyQualifiedName": "columnValuesToBeNotNull", "type": "testDefinition"}})
+	if _, err := quality.AddResult(ctx, c.Entities, c.Admin, tc.FQN(), meridian.Entity{"timestamp": float64(time.Now().UnixMilli()),
+		"testCaseStatus": "Failed", "result": "3 nulls"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, c, c.Admin, `SELECT ?target WHERE { ?tc a mer:TestCase ; mer:testCaseStatus "Failed" ; mer:entityLink ?x . ?x dct:identifier ?target }`,
+		false, []string{fqn + ".col_0001"})
+	eventually(t, c, c.Admin, `SELECT ?n WHERE { ?k a mer:DataContract ; mer:entity ?t ; rdfs:label ?n . ?t dct:identifier "`+fqn+`" }`,
+		false, []string{"orders_contract"})
+	owned := c.User(t, "owner", meridian.RoleDataConsumer)
+	patch, _ := json.Marshal([]any{map[string]any{"op": "add", "path": "/owners", "value": []any{map[string]any{"id": owned.ID, "type": "user"}}}})
+	if _, err := c.Entities.Patch(ctx, c.Admin, "table", store.ByFQN(fqn), patch, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, c, c.Admin, `SELECT ?o WHERE { ?t dct:identifier "`+fqn+`" ; mer:owners ?u . ?u rdfs:label ?o }`, false, []string{"owner"})
 }

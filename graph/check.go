@@ -151,6 +151,9 @@ func Check(query string) (*Checked, error) {
 	if formAt < 0 {
 		return nil, Errorf(CodeQueryInvalid, "expected SELECT, ASK, CONSTRUCT or DESCRIBE")
 	}
+	if err := checkPatterns(toks); err != nil {
+		return nil, err
+	}
 	for i := 0; i+1 < len(toks); i++ {
 		if toks[i].depth == 0 && toks[i].kind == tokWord && strings.EqualFold(toks[i].text, "LIMIT") && toks[i+1].kind == tokNumber {
 			n, err := strconv.Atoi(toks[i+1].text)
@@ -164,6 +167,45 @@ func Check(query string) (*Checked, error) {
 		c.describe = describeSelect(query, toks, formAt)
 	}
 	return c, nil
+}
+
+// maxRegexCalls bounds the REGEX and REPLACE calls of one query.
+const maxRegexCalls = 8
+
+// checkPatterns requires the pattern of every REGEX and REPLACE call to be a string
+// literal, at most maxRegexCalls of them: the engine compiles and keeps every distinct
+// pattern, so a pattern taken from the data would compile one per row. Errors:
+// QUERY_INVALID.
+func checkPatterns(toks []token) error {
+	calls := 0
+	for i, t := range toks {
+		w := strings.ToUpper(t.text)
+		if t.kind != tokWord || (w != "REGEX" && w != "REPLACE") || i+1 >= len(toks) || toks[i+1].text != "(" {
+			continue
+		}
+		if calls++; calls > maxRegexCalls {
+			return Errorf(CodeQueryInvalid, "a query may call REGEX and REPLACE at most %d times", maxRegexCalls)
+		}
+		depth := toks[i+1].depth + 1
+		arg := 0
+		var pattern []token
+		for j := i + 2; j < len(toks) && toks[j].depth >= depth; j++ {
+			if toks[j].depth == depth && toks[j].text == "," {
+				arg++
+				continue
+			}
+			if toks[j].depth == depth && toks[j].text == ")" {
+				break
+			}
+			if arg == 1 {
+				pattern = append(pattern, toks[j])
+			}
+		}
+		if len(pattern) != 1 || pattern[0].kind != tokString {
+			return Errorf(CodeQueryInvalid, "the pattern of %s must be a string literal", w)
+		}
+	}
+	return nil
 }
 
 // describeSelect rewrites DESCRIBE r1 r2 … [WHERE] {…} as a SELECT binding each

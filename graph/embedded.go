@@ -19,32 +19,57 @@ import (
 // so its concurrency slot, see Service) until the view has stopped it, which takes at
 // most a few thousand visited triples.
 type Embedded struct {
-	store *Store
+	store atomic.Pointer[Store]
+	// next is the store a rebuild fills (Reset, Load) while queries read the current
+	// one; Commit makes it current. Only the synchroniser touches it, under its lock.
+	next *Store
 }
 
 var _ Backend = (*Embedded)(nil)
 
 // NewEmbedded returns an Embedded backend over an empty Store.
-func NewEmbedded() *Embedded { return &Embedded{store: NewStore()} }
+func NewEmbedded() *Embedded {
+	e := &Embedded{}
+	e.store.Store(NewStore())
+	return e
+}
 
-// Store returns the backend's triple store.
-func (e *Embedded) Store() *Store { return e.store }
+// Store returns the backend's current triple store.
+func (e *Embedded) Store() *Store { return e.store.Load() }
 
-// Apply implements Backend.
+// Apply implements Backend, on the current store (and on a rebuild's, if one is under
+// way).
 func (e *Embedded) Apply(_ context.Context, d Delta) error {
-	e.store.Apply(d)
+	if e.next != nil {
+		e.next.Apply(d)
+	}
+	e.Store().Apply(d)
 	return nil
 }
 
-// Reset implements Backend.
+// Reset implements Backend: it starts a new store, which Load fills and Commit makes
+// current, so queries keep answering from the old one during a rebuild.
 func (e *Embedded) Reset(context.Context) error {
-	e.store.Reset()
+	e.next = NewStore()
 	return nil
 }
 
 // Load implements Backend.
 func (e *Embedded) Load(_ context.Context, descs []Description) error {
-	e.store.Load(descs)
+	if e.next != nil {
+		e.next.Load(descs)
+		return nil
+	}
+	e.Store().Load(descs)
+	return nil
+}
+
+// Commit implements Committer: the store a rebuild filled becomes current.
+func (e *Embedded) Commit(context.Context) error {
+	if e.next != nil {
+		e.store.Store(e.next)
+		e.next = nil
+	}
 	return nil
 }
 
@@ -119,15 +144,17 @@ func parse(text string) (q *sparql.ParsedQuery, err error) {
 
 // run evaluates the parsed query over a view of the store.
 func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadline time.Time, stop *atomic.Bool) (res *Result, err error) {
-	e.store.mu.RLock()
-	defer e.store.mu.RUnlock()
-	v := &view{s: e.store, includeDeleted: lim.IncludeDeleted, budget: lim.Work, deadline: deadline, cancel: stop,
+	st := e.Store()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	v := &view{s: st, includeDeleted: lim.IncludeDeleted, budget: lim.Work, deadline: deadline, cancel: stop,
 		ns: map[string]term.URIRef{}}
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, Errorf(CodeQueryInvalid, "the query could not be evaluated")
 		}
 	}()
+	v.yieldCap = yieldCap(form, parsed, lim)
 	g := rdflib.NewGraph(rdflib.WithStore(v))
 	out, qerr := sparql.EvalQuery(g, parsed, nil)
 	switch v.stopped {
@@ -175,6 +202,29 @@ func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadli
 		r.Rows = append(r.Rows, row)
 	}
 	return r, nil
+}
+
+// yieldCap returns how many triples a query whose WHERE is a single triple pattern
+// (no path, no modifier that needs every solution) can need: its OFFSET plus its LIMIT
+// or the row limit plus one (to tell a truncated answer), one for ASK; 0 when the
+// query needs every match.
+func yieldCap(form Form, q *sparql.ParsedQuery, lim Limits) int {
+	bgp, ok := q.Where.(*sparql.BGP)
+	if !ok || len(bgp.Triples) != 1 || bgp.Triples[0].PredicatePath != nil || len(q.OrderBy) > 0 || q.Distinct ||
+		len(q.GroupBy) > 0 || q.Having != nil || len(q.ProjectExprs) > 0 {
+		return 0
+	}
+	switch form {
+	case FormAsk:
+		return 1
+	case FormSelect, FormConstruct:
+		n := lim.Rows + 1
+		if q.Limit >= 0 {
+			n = min(n, q.Limit)
+		}
+		return max(q.Offset, 0) + n
+	}
+	return 0
 }
 
 // describe answers DESCRIBE: every visible triple whose subject is a described

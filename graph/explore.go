@@ -373,7 +373,7 @@ func (s *Service) OntologyTurtle() string {
 
 // Count implements Counter over the store's indexes, without a work cap.
 func (e *Embedded) Count(_ context.Context, p, o string, includeDeleted bool) (int, error) {
-	st := e.store
+	st := e.Store()
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	pt, _ := toRDF(IRI(p))

@@ -61,6 +61,9 @@ func TestCheckRefusesEveryForbiddenForm(t *testing.T) {
 		{"keywords in strings and IRIs are data", `SELECT * WHERE { ?s <http://x/GRAPH/FROM> "INSERT DELETE SERVICE" }`, ""},
 		{"prefixed names are data", `PREFIX ex: <http://x/> SELECT * WHERE { ?s ex:graph ex:delete }`, ""},
 		{"describe", `DESCRIBE <http://x/a>`, ""},
+		{"regex with a literal pattern", `SELECT * WHERE { ?s ?p ?o FILTER(REGEX(STR(?o), "^a(b|c)", "i")) }`, ""},
+		{"regex with a pattern from the data", `SELECT * WHERE { ?s ?p ?o FILTER(REGEX(?o, ?o)) }`, CodeQueryInvalid},
+		{"replace with a computed pattern", `SELECT (REPLACE(?o, CONCAT("a", ?o), "") AS ?x) WHERE { ?s ?p ?o }`, CodeQueryInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,8 +17,12 @@ const ConsumerName = "graph"
 // JobTypeRebuild is the type of the durable job that rebuilds the projection.
 const JobTypeRebuild = "graph.rebuild"
 
-// rebuildBatch is how many descriptions one Load call carries.
-const rebuildBatch = 500
+// rebuildBatch is how many descriptions one Load call carries; rebuildWorkers project
+// them in parallel (each reads the catalog in its own transactions).
+const (
+	rebuildBatch   = 500
+	rebuildWorkers = 4
+)
 
 // Sync keeps a Backend in step with the catalog: it is an outbox consumer that
 // re-projects the entity of each change event (idempotently, from the catalog's current
@@ -74,10 +78,48 @@ func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.EventType == meridian.EventEntityDeleted {
-		return s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	// A recursive delete (and a restore) records one event for the root of the tree:
+	// the entities below it, by FQN, are re-projected too.
+	var below []string
+	if fqn := ev.EntityFQN; fqn != "" && (ev.Recursive || ev.EventType == meridian.EventEntityRestored) {
+		var err error
+		if below, err = s.subtree(ctx, fqn); err != nil {
+			return err
+		}
 	}
-	return s.refresh(ctx, ev.EntityType, ev.EntityID)
+	var err error
+	if ev.EventType == meridian.EventEntityDeleted {
+		err = s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	} else {
+		err = s.refresh(ctx, ev.EntityType, ev.EntityID)
+	}
+	for _, iri := range below {
+		if err != nil {
+			return err
+		}
+		if k, id, ok := ParseEntityIRI(iri); ok {
+			err = s.refresh(ctx, k, id)
+		}
+	}
+	return err
+}
+
+// subtree lists the entities whose FQN is below fqn, deleted ones included (at most
+// MaxRows of them: a rebuild catches up a larger tree).
+func (s *Sync) subtree(ctx context.Context, fqn string) ([]string, error) {
+	q := "SELECT ?e WHERE { ?e <" + merEntityType + "> ?t ; <" + dctIdentifier + "> ?f FILTER(STRSTARTS(?f, " +
+		literalQuoted(fqn+".") + ")) }"
+	res, err := s.backend.Query(ctx, q, Limits{Rows: MaxRows, IncludeDeleted: true, Work: 100 * DefaultWork, Timeout: MaxTimeout})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) > 0 && row[0].Kind == KindIRI {
+			out = append(out, row[0].Value)
+		}
+	}
+	return out, nil
 }
 
 // refresh replaces (or removes) one entity's description.
@@ -140,40 +182,67 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err := s.backend.Reset(ctx); err != nil {
 		return res, err
 	}
-	batch := []Description{s.onto.Description()}
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := s.backend.Load(ctx, batch)
-		batch = batch[:0]
-		return err
+	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
+		return res, err
 	}
-	err := src.Each(ctx, func(kind, id string) error {
-		d, found, err := s.proj.Project(ctx, kind, id)
-		if err != nil {
-			return err
+	type ref struct{ kind, id string }
+	var pending []ref
+	flush := func() error {
+		descs := make([]Description, len(pending))
+		found := make([]bool, len(pending))
+		errs := make([]error, rebuildWorkers)
+		var wg sync.WaitGroup
+		for w := 0; w < rebuildWorkers; w++ {
+			wg.Go(func() {
+				for i := w; i < len(pending); i += rebuildWorkers {
+					d, ok, err := s.proj.Project(ctx, pending[i].kind, pending[i].id)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					descs[i], found[i] = d, ok
+				}
+			})
 		}
-		if !found {
-			return nil
-		}
-		batch = append(batch, d)
-		res.Entities++
-		if len(batch) >= rebuildBatch {
-			if err := flush(); err != nil {
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
 				return err
 			}
-			if progress != nil {
-				return progress(res.Entities)
+		}
+		batch := descs[:0]
+		for i, d := range descs {
+			if found[i] {
+				batch = append(batch, d)
 			}
+		}
+		pending = pending[:0]
+		res.Entities += len(batch)
+		if err := s.backend.Load(ctx, batch); err != nil {
+			return err
+		}
+		if progress != nil {
+			return progress(res.Entities)
+		}
+		return nil
+	}
+	err := src.Each(ctx, func(kind, id string) error {
+		pending = append(pending, ref{kind, id})
+		if len(pending) >= rebuildBatch {
+			return flush()
 		}
 		return nil
 	})
-	if err == nil {
+	if err == nil && len(pending) > 0 {
 		err = flush()
 	}
 	if err != nil {
 		return res, err
+	}
+	if c, ok := s.backend.(Committer); ok {
+		if err := c.Commit(ctx); err != nil {
+			return res, err
+		}
 	}
 	s.ready.Store(true)
 	s.log.Info("graph projection rebuilt", "entities", res.Entities)

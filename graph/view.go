@@ -21,7 +21,10 @@ type view struct {
 	cancel         *atomic.Bool // set by the caller to stop at once
 	used           int64
 	stopped        stopReason
-	ns             map[string]term.URIRef
+	// yieldCap, when not 0, ends iteration after that many triples were yielded: a
+	// single-pattern query needs no more (LIMIT short-circuit).
+	yieldCap, yielded int
+	ns                map[string]term.URIRef
 }
 
 type stopReason uint8
@@ -135,7 +138,13 @@ func (v *view) triple(r *tripleRec) term.Triple {
 // Triples yields the visible triples matching the pattern.
 func (v *view) Triples(p term.TriplePattern, _ term.Term) store.TripleIterator {
 	return func(yield func(term.Triple) bool) {
-		v.each(p, func(r *tripleRec) bool { return yield(v.triple(r)) })
+		v.each(p, func(r *tripleRec) bool {
+			if v.yieldCap > 0 && v.yielded >= v.yieldCap {
+				return false
+			}
+			v.yielded++
+			return yield(v.triple(r))
+		})
 	}
 }
 
