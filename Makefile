@@ -13,6 +13,7 @@ FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
 FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
 FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings
 FUZZ_TARGETS += ./billing:FuzzParsePrices ./rest:FuzzBillingRequests
+FUZZ_TARGETS += ./graph:FuzzQuery ./graph/remote:FuzzRewriting .:FuzzParseShaclShapes
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 
@@ -40,11 +41,13 @@ lint:
 # deps makes the real components the tests use available: the local PostgreSQL is
 # started when it is down, pgvector is built and installed when it is missing, and the
 # npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
-# OpenAPI linter) are installed with npm ci.
+# OpenAPI linter) are installed with npm ci. A throwaway Virtuoso 7 is installed and
+# started on loopback for the remote SPARQL tests (scripts/start-virtuoso.sh).
 deps:
 	./scripts/start-postgres.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
+	./scripts/start-virtuoso.sh
 
 unit: deps
 	$(GO) test -count=1 ./...

@@ -127,6 +127,9 @@ type Kind struct {
 	// served at their own collection now (announcements): a feed call naming one answers
 	// 400 saying so.
 	LeftTheFeed bool
+	// Graph says how the knowledge graph projects the kind's entities besides the
+	// generic mapping (package graph).
+	Graph GraphFacts
 }
 
 // EventType is the change event type the kind records for the engine's type typ.
@@ -144,6 +147,28 @@ func (k *Kind) Operation(op string) string {
 	}
 	return op
 }
+
+// GraphFacts are what the knowledge graph needs to know of a kind beyond its fields.
+type GraphFacts struct {
+	// Classes are standard RDF classes (full IRIs) its entities belong to besides their
+	// Meridian class: tables are dcat:Dataset, tags and glossary terms skos:Concept,
+	// classifications and glossaries skos:ConceptScheme.
+	Classes []string
+	// Broader is the reference field naming an entity's broader concept (a tag's or a
+	// glossary term's parent), projected as skos:broader.
+	Broader string
+	// Scheme is the reference field naming the concept scheme an entity is in (a tag's
+	// classification, a glossary term's glossary), projected as skos:inScheme.
+	Scheme string
+}
+
+// Standard RDF classes named by kinds' GraphFacts.
+const (
+	ClassDataset       = "http://www.w3.org/ns/dcat#Dataset"
+	ClassConcept       = "http://www.w3.org/2004/02/skos/core#Concept"
+	ClassConceptScheme = "http://www.w3.org/2004/02/skos/core#ConceptScheme"
+	ClassAgent         = "http://www.w3.org/ns/prov#Agent"
+)
 
 // Container is the entity of Kind an entity belongs to: when a create or PUT body leaves
 // Field empty, the engine sets it to a reference to the entity Body describes (built

@@ -28,6 +28,8 @@ import (
 	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/collab/tasks"
+	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/graph/shapes"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
@@ -87,6 +89,9 @@ type Config struct {
 	// Events configures the delivery of change events to event subscriptions (SMTP
 	// server, networks webhooks may reach, bounds); Node and Logger are set here.
 	Events events.Config
+	// Graph chooses the knowledge graph's store; its zero value reads
+	// MERIDIAN_SPARQL_ENDPOINT and MERIDIAN_SPARQL_UPDATE_ENDPOINT (GraphFromEnv).
+	Graph GraphConfig
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -147,6 +152,10 @@ type Catalog struct {
 	auditStop   context.CancelFunc
 	auditDone   chan struct{}
 	auditClosed bool
+	// Graph answers bounded SPARQL over the catalog's RDF projection, which its Sync
+	// keeps in step as an outbox consumer; Run builds it first (BuildGraph).
+	Graph       *graph.Service
+	graphRemote bool
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -237,8 +246,6 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	emb = bill.Embedder(emb)
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
-	outbox = store.NewDispatcher(db, log, indexer, activity.NewConsumer(db), audit.NewConsumer(db))
 	auditLog := audit.New(db)
 	stream := activity.New(ents, db, activity.Config{Jobs: js, Logger: log})
 	js.Register(activity.JobTypeRetention, func(ctx context.Context, _ jobs.Job, progress store.JobProgress) (any, error) {
@@ -248,6 +255,11 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("load the execution record schemas: %w", err)
 	}
+	kg, err := newGraph(cfg.Graph, ents, log)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge graph: %w", err)
+	}
+	outbox = store.NewDispatcher(db, log, indexer, subscriptions, activity.NewConsumer(db), audit.NewConsumer(db), kg.Sync())
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -276,11 +288,11 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	engine := &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}
 	set, err := tools.New(tools.Config{Entities: ents, Search: engine, Schemas: validator, Budget: cfg.Budget,
-		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger})
+		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger, Graph: kg, Shapes: &shapes.Validator{Graph: kg, Entities: ents, Jobs: js}})
 	if err != nil {
 		return nil, err
 	}
-	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
+	c := &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
 		Search:          engine,
 		QueryRunner:     qr,
@@ -292,7 +304,11 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Activity:        stream,
 		Executions:      execs,
 		Billing:         bill,
-	}, nil
+		Graph:           kg,
+		graphRemote:     cfg.Graph.Remote() || (cfg.Graph == GraphConfig{} && GraphFromEnv().Remote()),
+	}
+	registerGraphJob(js, c)
+	return c, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -340,6 +356,12 @@ func (c *Catalog) Run(ctx context.Context) {
 	c.startAudit()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.Activity.Run(ctx) }) // starts the retention job now and hourly
+	// The graph's consumer waits for the build; the other consumers go on meanwhile.
+	wg.Go(func() {
+		if err := c.BuildGraph(ctx); err != nil && ctx.Err() == nil {
+			slog.Default().Warn("the knowledge graph was not built", "err", err)
+		}
+	})
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
 	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })

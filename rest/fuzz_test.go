@@ -25,6 +25,10 @@ func FuzzRequestsNeverFailInternally(f *testing.F) {
 		{"DELETE", "/api/v1/databases/name/svc.db?hardDelete=true&recursive=maybe", ""},
 		{"PUT", "/api/v1/dataQuality/testCases/a.b.c/testCaseResult", `{"timestamp":1,"testCaseStatus":"Nope"}`},
 		{"GET", "/api/v1/tables/name/%22a.b%22.c", ""},
+		{"GET", "/api/v1/rdf/sparql?query=SELECT+*+WHERE+%7B+%3Fs+%3Fp+%3Fo+%7D+LIMIT+3&format=tsv", ""},
+		{"POST", "/api/v1/rdf/sparql?limit=0", "query=ASK+%7B+GRAPH+%3Fg+%7B%7D+%7D"},
+		{"GET", "/api/v1/rdf/entity/table/00000000-0000-0000-0000-000000000000", ""},
+		{"POST", "/api/v1/rdf/rebuild", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.body)

@@ -29,6 +29,7 @@ import (
 	"github.com/meridian-catalog/meridian/collab/events"
 	"github.com/meridian-catalog/meridian/collab/executions"
 	"github.com/meridian-catalog/meridian/collab/tasks"
+	"github.com/meridian-catalog/meridian/graph"
 	"github.com/meridian-catalog/meridian/queryrunner"
 	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/search"
@@ -90,6 +91,10 @@ type Config struct {
 	AuditLog   *audit.Service
 	Activity   *activity.Service
 	Executions *executions.Service
+	// Graph answers /api/v1/rdf; nil answers 503 there. GraphRebuild starts the durable
+	// rebuild job and returns its id.
+	Graph        *graph.Service
+	GraphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 }
 
 type server struct {
@@ -115,6 +120,10 @@ type server struct {
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
 	public map[string]bool
+	// reads holds "METHOD path" of the POST routes that only read.
+	reads        map[string]bool
+	graph        *graph.Service
+	graphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 	// apiDoc is the OpenAPI document of the route table, built once by New; apiErr is
 	// why it could not be built.
 	apiDoc []byte
@@ -136,6 +145,8 @@ func New(c Config) http.Handler {
 		activity:       c.Activity,
 		executions:     c.Executions,
 		billing:        c.Billing,
+		graph:          c.Graph,
+		graphRebuild:   c.GraphRebuild,
 	}
 	if s.search == nil {
 		s.search = c.Entities
@@ -156,10 +167,13 @@ func New(c Config) http.Handler {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})
 	mux.MethodNotAllowed(s.methodNotAllowed)
-	s.public = map[string]bool{}
+	s.public, s.reads = map[string]bool{}, map[string]bool{}
 	for _, rt := range routes {
 		if s.billing != nil && rt.id != "" {
 			rt.handler = s.meterRoute(rt.id, rt.handler)
+		}
+		if rt.reads {
+			s.reads[rt.method+" "+rt.path] = true
 		}
 		if rt.method == "" {
 			mux.Handle(rt.path, rt.handler)
@@ -388,7 +402,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		if u, ok := r.Context().Value(logUserKey{}).(*string); ok {
 			*u = p.Name
 		}
-		if p.ReadOnly() && !readMethod(r.Method) {
+		if p.ReadOnly() && !readMethod(r.Method) && !s.reads[r.Method+" "+r.URL.EscapedPath()] {
 			s.writeError(w, r, meridian.Errorf(meridian.EForbidden,
 				"Principal: %s is limited to the %s scope and can not write", p.Name, meridian.ScopeRead))
 			return

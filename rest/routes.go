@@ -29,6 +29,9 @@ type route struct {
 	// public routes need no token: the document gives them an empty security list and
 	// authenticate lets them through.
 	public bool
+	// reads marks a POST that only reads (a SPARQL query): tokens scoped to
+	// metadata:read may call it.
+	reads bool
 }
 
 // familyTags describe the tags of the special families. A tag named after a kind is
@@ -50,6 +53,7 @@ var familyTags = map[string]string{
 	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
 	"agentExecution": "Runtime records of AI agents (AI applications), kept as a time series.",
 	"billing":        "AI credit usage: the ledger's reports, budgets, credit alerts and MCP usage (workspace admins; me endpoints for any user).",
+	"rdf":            "The knowledge graph: SPARQL, RDF descriptions and the ontology.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -84,6 +88,7 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.feedRoutes()...)
 	rs = append(rs, s.collabAuditRoutes()...)
 	rs = append(rs, s.billingRoutes()...)
+	rs = append(rs, s.graphRoutes()...)
 	// A family's row replaces the generic row of a kind at the same method and path (the
 	// task list, with its time window).
 	taken := map[string]bool{}

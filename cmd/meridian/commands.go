@@ -104,6 +104,8 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		Activity:        cat.Activity,
 		Executions:      cat.Executions,
 		Billing:         cat.Billing,
+		Graph:           cat.Graph,
+		GraphRebuild:    cat.StartGraphRebuild,
 	}))
 	if err != nil {
 		return err
