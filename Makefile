@@ -38,6 +38,7 @@ lint:
 # OpenAPI linter) are installed with npm ci.
 deps:
 	./scripts/start-postgres.sh
+	./scripts/start-mariadb.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
 
