@@ -11,8 +11,8 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/queryrunner"
-	"github.com/meridian-catalog/meridian/queryrunner/engine"
 	"github.com/meridian-catalog/meridian/queryrunner/dbtest"
+	"github.com/meridian-catalog/meridian/queryrunner/engine"
 	"github.com/meridian-catalog/meridian/store/drivertest"
 	"github.com/meridian-catalog/meridian/store/jobs"
 )
