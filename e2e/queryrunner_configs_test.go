@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +249,50 @@ func strs(v any) []string {
 		out = append(out, str(x))
 	}
 	return out
+}
+
+// TestQueryRunnerRefreshToken refreshes an OAuth user config through the binary against
+// a fake token endpoint (the outside world, an httptest server in this process).
+func TestQueryRunnerRefreshToken(t *testing.T) {
+	var mu sync.Mutex
+	var grants []string
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		mu.Lock()
+		grants = append(grants, r.PostForm.Get("grant_type")+":"+r.PostForm.Get("refresh_token"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.PostForm.Get("refresh_token") != "Rt-Alice-1" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"access_token":"At-Alice-2","token_type":"Bearer","expires_in":600,"refresh_token":"Rt-Alice-1"}`))
+	}))
+	defer idp.Close()
+	q := newQRServer(t)
+	admin, alice := q.s.admin, q.alice.c
+	svc := "?service=" + q.serviceName
+	admin.must(http.StatusCreated, "POST", q.qr+"/configs", map[string]any{"serviceName": q.serviceName, "serviceType": "Postgres",
+		"enabled": true, "hostPort": q.hostPort, "authConfig": map[string]any{"authType": "OAuth", "clientId": "meridian",
+			"clientSecret": "Client-Secret-3", "tokenUrl": idp.URL + "/token", "scopes": []any{"session:role-any"}}})
+	expectError(t, alice.do("POST", q.qr+"/user-configs", map[string]any{"serviceName": q.serviceName,
+		"userAuthConfig": map[string]any{"authType": "OAuth", "refreshToken": "x", "tokenUrl": "http://169.254.169.254/"}}, nil), http.StatusBadRequest, "tokenUrl")
+	alice.must(http.StatusCreated, "POST", q.qr+"/user-configs", map[string]any{"serviceName": q.serviceName,
+		"userAuthConfig": map[string]any{"authType": "OAuth", "username": "alice", "refreshToken": "Rt-Alice-1"}})
+	r := alice.do("POST", q.qr+"/user-configs/refresh-token"+svc, nil, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("%s", r)
+	}
+	ac := r.obj(t)["userAuthConfig"].(map[string]any)
+	if ac["accessToken"] != "*********" || ac["tokenExpiresAt"] == nil || strings.Contains(string(r.raw), "At-Alice-2") {
+		t.Fatalf("refreshed %s", r.raw)
+	}
+	alice.must(http.StatusOK, "PUT", q.qr+"/user-configs"+svc, map[string]any{"userAuthConfig": map[string]any{"refreshToken": "Revoked-4"}})
+	expectError(t, alice.do("POST", q.qr+"/user-configs/refresh-token"+svc, nil, nil), http.StatusBadRequest, "invalid_grant")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(grants) < 2 || grants[0] != "refresh_token:Rt-Alice-1" {
+		t.Fatalf("the token endpoint saw %v", grants)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -201,7 +203,7 @@ func parseAuthConfig(field string, v any, who owner, prev *authConfig) (authConf
 		if len(s) > limit {
 			return authConfig{}, meridian.Errorf(meridian.EInvalid, "%s.%s is longer than %d bytes", field, k, limit)
 		}
-		if strings.ContainsAny(s, "\x00\r\n") {
+		if strings.ContainsFunc(s, unicode.IsControl) || !utf8.ValidString(s) {
 			return authConfig{}, meridian.Errorf(meridian.EInvalid, "%s.%s must not hold control characters", field, k)
 		}
 		if s != "" {

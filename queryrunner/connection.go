@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/queryrunner/engine"
@@ -51,7 +53,8 @@ type TestStarted struct {
 // owner or an admin). The workflow records its outcome as the config's connection
 // status when it ends; UpdateConnectionStatus records it again on request. Errors:
 // EUnauthorized, EForbidden, EInvalid, ENotFound (no service, admin config or config),
-// EUnavailable (no job service), ETooManyRequests.
+// EConflict (a test of the config is running), EUnavailable (no job service),
+// ETooManyRequests.
 func (s *Service) TestConnection(ctx context.Context, p *meridian.Principal, service, team string) (TestStarted, error) {
 	if err := caller(p); err != nil {
 		return TestStarted{}, err
@@ -66,6 +69,10 @@ func (s *Service) TestConnection(ctx context.Context, p *meridian.Principal, ser
 	err := s.inTx(ctx, false, func(tx store.Tx) error {
 		c2, scope2, err := s.ownedConfig(ctx, tx, p, service, team)
 		c, sc = c2, scope2
+		if err != nil {
+			return err
+		}
+		_, err = s.activeAdmin(ctx, tx, serviceRef{ID: c.ServiceID, Name: c.ServiceName})
 		return err
 	})
 	if err != nil {
@@ -75,8 +82,14 @@ func (s *Service) TestConnection(ctx context.Context, p *meridian.Principal, ser
 	if sc == teamScope {
 		params.Scope = LayerTeam
 	}
+	// One test of a config at a time on this server: a caller cannot fill the job
+	// queue with tests of their own config.
+	if running, busy := s.testing.LoadOrStore(c.ID, ""); busy {
+		return TestStarted{}, meridian.Errorf(meridian.EConflict, "A connection test of this config is already running (workflow %v): wait for it to end", running)
+	}
 	ids := make(chan string, 1)
 	id, err := s.jobs.Start(ctx, p, JobTypeTestConnection, params, func(ctx context.Context, _ store.JobProgress) (any, error) {
+		defer s.testing.Delete(c.ID)
 		var id string
 		select {
 		case id = <-ids:
@@ -86,8 +99,10 @@ func (s *Service) TestConnection(ctx context.Context, p *meridian.Principal, ser
 		return s.runTest(ctx, id, params)
 	})
 	if err != nil {
+		s.testing.Delete(c.ID)
 		return TestStarted{}, err
 	}
+	s.testing.Store(c.ID, id)
 	ids <- id
 	return TestStarted{WorkflowID: id, JobID: id, Status: jobs.StatusPending, ServiceName: c.ServiceName, ConfigID: c.ID}, nil
 }
@@ -343,8 +358,8 @@ func (s *Service) AccessibleDatabases(ctx context.Context, p *meridian.Principal
 // empty) that the caller's credentials reach on a service. Errors: as
 // AccessibleRoles, EInvalid (a database name longer than 256 bytes).
 func (s *Service) AccessibleSchemas(ctx context.Context, p *meridian.Principal, service, database string) ([]string, error) {
-	if len(database) > maxNameLen {
-		return nil, meridian.Errorf(meridian.EInvalid, "database is longer than %d bytes", maxNameLen)
+	if len(database) > maxNameLen || !utf8.ValidString(database) || strings.ContainsFunc(database, unicode.IsControl) {
+		return nil, meridian.Errorf(meridian.EInvalid, "database must be text of at most %d bytes without control characters", maxNameLen)
 	}
 	return s.introspect(ctx, p, service, func(ctx context.Context, eng engine.Engine, c engine.Conn) ([]string, error) {
 		db := strings.TrimSpace(database)

@@ -26,8 +26,19 @@ func Module() store.Module {
 	return store.Module{Name: ModuleName, Migrations: sub, OnRemove: removeEntity}
 }
 
-// removeEntity deletes the rows about a removed entity.
+// removeEntity deletes the rows about a removed entity. Most removed entities (tables,
+// columns' owners, …) have none: one query finds that out, so a large recursive delete
+// costs one statement per entity here, as in the other modules.
 func removeEntity(ctx context.Context, db store.SQL, id string) error {
+	var n int
+	err := db.QueryRow(ctx, `SELECT
+  (SELECT COUNT(*) FROM qr_admin_configs WHERE service_id = $1) +
+  (SELECT COUNT(*) FROM qr_user_configs WHERE service_id = $1 OR user_id = $1) +
+  (SELECT COUNT(*) FROM qr_team_configs WHERE service_id = $1 OR team_id = $1) +
+  (SELECT COUNT(*) FROM qr_saved_queries WHERE owner_id = $1)`, id).Scan(&n)
+	if err != nil || n == 0 {
+		return err
+	}
 	for _, q := range []string{
 		"DELETE FROM qr_admin_configs WHERE service_id = $1",
 		"DELETE FROM qr_user_configs WHERE service_id = $1 OR user_id = $1",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestModule(t *testing.T) {
 		{"SavedQueriesAreTheOwnersOnly", testSavedQueries},
 		{"ExecuteChecksOwnershipAndReadOnly", testExecute},
 		{"RefreshTokenUsesTheTokenEndpoint", testRefreshToken},
+		{"OneConnectionTestAtATime", testOneTestAtATime},
+		{"OddNamesAreClear4xx", testOddNames},
 	}
 	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
 		for _, tc := range tests {
@@ -775,5 +778,72 @@ func (f *fixture) waitJob(p *meridian.Principal, id string) jobs.Job {
 			f.t.Fatalf("job %s still %s", id, j.Status)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// testOneTestAtATime points a service at a listener that accepts connections and never
+// answers: the connection test hangs until the engine's connect timeout, a second test
+// of the same config meanwhile is refused, and the hung test fails as unavailable.
+func testOneTestAtATime(t *testing.T, f *fixture) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	f.putAdmin("pgsvc", `{"serviceName":"pgsvc","serviceType":"Postgres","enabled":true,"hostPort":"`+ln.Addr().String()+`","authConfig":{"username":"root"}}`)
+	f.putUser(f.alice, `{"serviceName":"pgsvc","userAuthConfig":{"username":"alice","password":"pw"}}`)
+	first := must[queryrunner.TestStarted](t)(f.qr.TestConnection(f.ctx, f.alice, "pgsvc", ""))
+	_, err = f.qr.TestConnection(f.ctx, f.alice, "pgsvc", "")
+	wantCode(t, err, meridian.EConflict)
+	j := f.waitJob(f.alice, first.WorkflowID)
+	if j.Status != jobs.StatusFailed || j.ErrorCode != meridian.EUnavailable {
+		t.Fatalf("hung test: %s %s %q", j.Status, j.ErrorCode, j.Error)
+	}
+	// Once it ended, the config can be tested again (the listener gone, it fails fast).
+	ln.Close()
+	again := must[queryrunner.TestStarted](t)(f.qr.TestConnection(f.ctx, f.alice, "pgsvc", ""))
+	f.waitJob(f.alice, again.WorkflowID)
+}
+
+func testOddNames(t *testing.T, f *fixture) {
+	f.putAdmin("pgsvc", adminConfig("pgsvc", "Postgres", ""))
+	for _, name := range []string{"", " ", "a\x00b", strings.Repeat("s", 300), `"pgsvc"`, "pgsvc.db.sch", "../pgsvc", "%", "' OR 1=1 --"} {
+		calls := map[string]error{}
+		_, calls["admin get"] = f.qr.AdminConfig(f.ctx, f.admin, name)
+		_, _, calls["admin put"] = f.qr.PutAdminConfig(f.ctx, f.admin, name, obj(t, `{"enabled":true}`))
+		_, calls["admin delete"] = f.qr.DeleteAdminConfig(f.ctx, f.admin, name)
+		_, calls["user entry"] = f.qr.UserServiceConfig(f.ctx, f.alice, name)
+		_, calls["resolve"] = f.qr.Resolve(f.ctx, f.alice, name, "", false)
+		calls["user delete"] = f.qr.DeleteUserConfig(f.ctx, f.alice, name)
+		_, calls["saved"] = f.qr.SavedQueries(f.ctx, f.alice, name, 0, "")
+		_, _, calls["team"] = f.qr.TeamConfigs(f.ctx, f.carol, queryrunner.TeamConfigQuery{Service: name, Team: name})
+		for call, err := range calls {
+			code := meridian.ErrorCode(err)
+			if code == "" && (call == "saved" || (call == "team" && strings.TrimSpace(name) == "")) {
+				continue // a filter that matches nothing; no filter at all lists
+			}
+			if code != meridian.EInvalid && code != meridian.ENotFound {
+				t.Errorf("%s of %q: %v (code %q), want 400 or 404", call, name, err, code)
+			}
+		}
+	}
+	// The config of pgsvc is untouched.
+	if c := must[map[string]any](t)(f.qr.AdminConfig(f.ctx, f.admin, "pgsvc")); c["enabled"] != true {
+		t.Fatalf("pgsvc changed: %v", c)
 	}
 }

@@ -57,7 +57,7 @@ func savedFields(body map[string]any, required bool) (name, text *string, err er
 		return nil, nil, err
 	} else if ok {
 		v = strings.TrimSpace(v)
-		if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "\x00\r\n") {
+		if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "\x00\r\n") || !utf8.ValidString(v) {
 			return nil, nil, meridian.Errorf(meridian.EInvalid, "name must be 1 to %d bytes on one line", maxNameLen)
 		}
 		name = &v
@@ -124,6 +124,12 @@ func (s *Service) SavedQueries(ctx context.Context, p *meridian.Principal, servi
 	if err := caller(p); err != nil {
 		return SavedPage{}, err
 	}
+	if service != "" {
+		var err error
+		if service, err = checkServiceName(service); err != nil {
+			return SavedPage{}, err
+		}
+	}
 	if limit == 0 {
 		limit = DefaultSavedLimit
 	}
@@ -148,7 +154,7 @@ func (s *Service) SavedQueries(ctx context.Context, p *meridian.Principal, servi
 		args := []any{p.ID}
 		if service != "" {
 			where += " AND service_name = $2"
-			args = append(args, strings.TrimSpace(service))
+			args = append(args, service)
 		}
 		if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM qr_saved_queries WHERE "+where, args...).Scan(&page.Total); err != nil {
 			return err

@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -56,6 +59,9 @@ type Service struct {
 	http   *http.Client
 	log    *slog.Logger
 	now    func() time.Time
+	// testing maps the id of a config whose connection test runs on this server to
+	// the test's workflow id.
+	testing sync.Map
 }
 
 // New returns the service c describes. It panics without Entities or Sealer: a
@@ -121,6 +127,9 @@ func checkServiceName(name string) (string, error) {
 	}
 	if len(name) > maxNameLen {
 		return "", meridian.Errorf(meridian.EInvalid, "serviceName is longer than %d bytes", maxNameLen)
+	}
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return "", meridian.Errorf(meridian.EInvalid, "serviceName must be text without control characters")
 	}
 	return name, nil
 }

@@ -75,7 +75,7 @@ var (
 	qrServiceEntry = obj{"type": "object", "properties": obj{
 		"serviceName": obj{"type": "string"}, "serviceType": obj{"type": "string"}, "authType": obj{"type": "string"},
 		"userConfigurableFields": obj{"type": "array", "items": obj{"type": "string"}}, "allowAdminCredentials": obj{"type": "boolean"},
-		"status": obj{"type": "string"}, "userConfig": obj{"oneOf": []any{qrCredConfig, obj{"type": "null"}}},
+		"status": obj{"type": "string"}, "userConfig": obj{"anyOf": []any{qrCredConfig, obj{"type": "null"}}},
 	}}
 	qrNames      = obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": obj{"type": "string"}}}}
 	qrSavedQuery = obj{"type": "object", "properties": obj{
@@ -135,7 +135,7 @@ func (s *server) queryRunnerConfigRoutes() []route {
 		rt(http.MethodGet, "/configs", "listQueryRunnerConfigs", "List database services with their Query Runner config status",
 			admin+" With ?service= the one service's admin config (secrets masked); otherwise a page of database services, each with configured, enabled and its config or null.",
 			s.qrListConfigs, []any{qrServiceParam(false), paramRef("limit"), paramRef("before"), paramRef("after")}, nil,
-			obj{"200": resp("A page of services, or one config.", obj{"oneOf": []any{qrAdminConfig, obj{"type": "object", "properties": obj{"data": obj{"type": "array"}, "paging": obj{"type": "object"}}}}})}, 400, 403, 404),
+			obj{"200": resp("A page of services, or one config.", obj{"anyOf": []any{qrAdminConfig, obj{"type": "object", "properties": obj{"data": obj{"type": "array"}, "paging": obj{"type": "object"}}}}})}, 400, 403, 404),
 		rt(http.MethodPost, "/configs", "createQueryRunnerConfig", "Create a service's admin config",
 			admin+" One config per database service; a second answers 409 (PUT updates).", s.qrCreateConfig, nil,
 			jsonBody("The admin config.", qrAdminConfig, true), obj{"201": resp("The created config, secrets masked.", qrAdminConfig)}, 400, 403, 404, 409),
@@ -150,7 +150,7 @@ func (s *server) queryRunnerConfigRoutes() []route {
 		rt(http.MethodGet, "/user-configs", "getQueryRunnerUserConfigs", "Get the caller's user configs",
 			"?userConfigId= one of the caller's configs (another user's is 404); ?service= the caller's entry for a service; no parameter: every service with an enabled admin config the caller may view, each with the caller's config or null.",
 			s.qrGetUserConfigs, []any{queryParam("userConfigId", "A config id.", obj{"type": "string", "format": "uuid"}), qrServiceParam(false)}, nil,
-			obj{"200": resp("A config, an entry, or {data: entries}.", obj{"oneOf": []any{qrCredConfig, qrServiceEntry, obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": qrServiceEntry}}}}})}, 400, 403, 404),
+			obj{"200": resp("A config, an entry, or {data: entries}.", obj{"anyOf": []any{qrCredConfig, qrServiceEntry, obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": qrServiceEntry}}}}})}, 400, 403, 404),
 		rt(http.MethodPost, "/user-configs", "createQueryRunnerUserConfig", "Create or update the caller's config of a service",
 			"The service's admin config must be enabled; userAuthConfig has its auth type and only the fields the admin made user-configurable.",
 			s.qrPostUserConfig, nil, credBody, obj{"200": resp("The updated config.", qrCredConfig), "201": resp("The created config.", qrCredConfig)}, 400, 403, 404),
@@ -164,7 +164,7 @@ func (s *server) queryRunnerConfigRoutes() []route {
 			s.qrRefreshToken, svcReq, nil, obj{"200": resp("The config with its new token (masked) and tokenExpiresAt.", qrCredConfig)}, 400, 403, 404, 503),
 		rt(http.MethodPost, "/user-configs/test-connection", "testQueryRunnerUserConnection", "Test the caller's stored credentials",
 			"Starts a workflow (a durable job, GET /v1/jobs/{id}) that runs SELECT 1 with the caller's stored credentials and records its outcome as the config's connectionStatus. ?service= or body {serviceName}.",
-			s.qrTestConnection(false), []any{qrServiceParam(false)}, nil, obj{"202": resp("The workflow started.", qrWorkflow)}, 400, 403, 404, 429, 503),
+			s.qrTestConnection(false), []any{qrServiceParam(false)}, nil, obj{"202": resp("The workflow started.", qrWorkflow)}, 400, 403, 404, 409, 429, 503),
 		rt(http.MethodPost, "/user-configs/update-connection-status", "updateQueryRunnerUserConnectionStatus", "Record a test-connection workflow's result",
 			"Body {workflowId}: the status recorded is the workflow's own outcome (Successful or Failed), never the caller's claim. A running workflow is 409.",
 			s.qrUpdateStatus(false), svcReq, jsonBody("{workflowId}", obj{"type": "object", "properties": obj{"workflowId": obj{"type": "string"}}, "required": []any{"workflowId"}}, true),
@@ -182,7 +182,7 @@ func (s *server) queryRunnerConfigRoutes() []route {
 		rt(http.MethodGet, "/team-configs", "getQueryRunnerTeamConfigs", "Look up team configs",
 			"teamConfigId: one config; service and team: one config; service alone: the service's team configs; team alone: the team's configs. Shown to the team's owners and admins; lists leave out the other teams.",
 			s.qrGetTeamConfigs, []any{queryParam("teamConfigId", "A team config id.", obj{"type": "string", "format": "uuid"}), qrServiceParam(false), qrTeamParam(false)}, nil,
-			obj{"200": resp("A config, or {data: configs}.", obj{"oneOf": []any{qrCredConfig, obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": qrCredConfig}}}}})}, 400, 403, 404),
+			obj{"200": resp("A config, or {data: configs}.", obj{"anyOf": []any{qrCredConfig, obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": qrCredConfig}}}}})}, 400, 403, 404),
 		rt(http.MethodPost, "/team-configs", "createQueryRunnerTeamConfig", "Create or update a team's config of a service",
 			"Body serviceName and teamId (both required) and userAuthConfig. The team's owner or an admin.",
 			s.qrPostTeamConfig, nil, credBody, obj{"200": resp("The updated config.", qrCredConfig), "201": resp("The created config.", qrCredConfig)}, 400, 403, 404),
@@ -193,7 +193,7 @@ func (s *server) queryRunnerConfigRoutes() []route {
 			"The team's owner or an admin.", s.qrDeleteTeamConfig, svcTeam, nil, obj{"200": resp("Deleted.", obj{"type": "object"})}, 400, 403, 404),
 		rt(http.MethodPost, "/team-configs/test-connection", "testQueryRunnerTeamConnection", "Test a team's stored credentials",
 			"As user-configs/test-connection, for the team's config (?service=&team= or body serviceName, teamId). The team's owner or an admin.",
-			s.qrTestConnection(true), []any{qrServiceParam(false), qrTeamParam(false)}, nil, obj{"202": resp("The workflow started.", qrWorkflow)}, 400, 403, 404, 429, 503),
+			s.qrTestConnection(true), []any{qrServiceParam(false), qrTeamParam(false)}, nil, obj{"202": resp("The workflow started.", qrWorkflow)}, 400, 403, 404, 409, 429, 503),
 		rt(http.MethodPost, "/team-configs/update-connection-status", "updateQueryRunnerTeamConnectionStatus", "Record a team test-connection workflow's result",
 			"As user-configs/update-connection-status, for the team's config.", s.qrUpdateStatus(true), svcTeam,
 			jsonBody("{workflowId}", obj{"type": "object", "properties": obj{"workflowId": obj{"type": "string"}}, "required": []any{"workflowId"}}, true),
