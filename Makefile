@@ -32,12 +32,14 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# deps makes the real components the tests use available: the local PostgreSQL is
+# deps makes the real components the tests use available: the local PostgreSQL (and the
+# local MariaDB that Query Runner's tests target) is
 # started when it is down, pgvector is built and installed when it is missing, and the
 # npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
 # OpenAPI linter) are installed with npm ci.
 deps:
 	./scripts/start-postgres.sh
+	./scripts/start-mariadb.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
 
