@@ -8,7 +8,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 
 # Fuzz targets as package:Target.
 FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics
-FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck
+FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck ./rest:FuzzQueryRunnerConfigRequests
 FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
 FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
 FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings
@@ -38,13 +38,15 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# deps makes the real components the tests use available: the local PostgreSQL is
+# deps makes the real components the tests use available: the local PostgreSQL (and the
+# local MariaDB that Query Runner's tests target) is
 # started when it is down, pgvector is built and installed when it is missing, and the
 # npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
 # OpenAPI linter) are installed with npm ci. A throwaway Virtuoso 7 is installed and
 # started on loopback for the remote SPARQL tests (scripts/start-virtuoso.sh).
 deps:
 	./scripts/start-postgres.sh
+	./scripts/start-mariadb.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
 	./scripts/start-virtuoso.sh

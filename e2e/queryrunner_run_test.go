@@ -82,6 +82,31 @@ func TestQueryRunnerRunsReadOnlyQueries(t *testing.T) {
 		expectError(t, s.client(t, "").do("GET", qrRun+"/results/"+id, nil, nil), http.StatusUnauthorized, "")
 	})
 
+	t.Run("BadInputIsA400NeverA500", func(t *testing.T) {
+		for _, tc := range []struct {
+			method, path string
+			body         any
+			msg          string
+		}{
+			{"POST", qrRun + "/trigger", "not json", "Invalid request format"},
+			{"POST", qrRun + "/trigger", "[]", "JSON object"},
+			{"POST", qrRun + "/trigger", "", "body is required"},
+			{"POST", qrRun + "/trigger", map[string]any{"query": 42, "serviceName": "qr_pg"}, "query"},
+			{"POST", qrRun + "/trigger", map[string]any{"query": "SELECT 1"}, "serviceName is required"},
+			{"POST", qrRun + "/trigger", map[string]any{"query": "SELECT 1", "serviceName": "qr_pg", "workflowName": strings.Repeat("w", 300)}, "workflowName"},
+			{"POST", qrRun + "/trigger?preferTeam=maybe", map[string]any{"query": "SELECT 1", "serviceName": "qr_pg"}, "preferTeam"},
+			{"POST", qrRun + "/trigger?teamId=x", map[string]any{"query": "SELECT 1", "serviceName": "qr_pg"}, "teamId"},
+			{"POST", qrRun + "/trigger", map[string]any{"query": "SELECT 1", "serviceName": "qr_pg", "transpile": []any{1}}, "transpile"},
+			{"PUT", qrRun + "/stop", "{", "Invalid request format"},
+			{"GET", qrRun + "/results/not-a-uuid", nil, "Invalid workflow id"},
+			{"GET", qrRun + "/results/00000000-0000-4000-8000-000000000001?size=abc", nil, "size"},
+		} {
+			expectError(t, alice.c.do(tc.method, tc.path, tc.body, nil), http.StatusBadRequest, tc.msg)
+		}
+		expectError(t, alice.c.do("POST", qrRun+"/trigger", map[string]any{"query": "SELECT 1", "serviceName": "no_such_service"}, nil), http.StatusNotFound, "")
+		expectError(t, alice.c.do("GET", qrRun+"/results/00000000-0000-4000-8000-000000000001", nil, nil), http.StatusNotFound, "not found")
+	})
+
 	t.Run("StorageHealthAnswers", func(t *testing.T) {
 		if h := alice.c.must(http.StatusOK, "GET", qrRun+"/health/storage", nil); str(h["status"]) != "healthy" {
 			t.Fatalf("%v", h)

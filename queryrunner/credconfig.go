@@ -164,12 +164,11 @@ func setStatus(ctx context.Context, tx store.Tx, sc scope, id string, st Status)
 
 // Members of user and team config bodies.
 var (
-	userMembers   = []string{"serviceName", "userAuthConfig"}
-	teamMembers   = []string{"serviceName", "teamId", "userAuthConfig"}
-	credReadOnly  = []string{"id", "serviceId", "userId", "connectionStatus", "createdAt", "updatedAt", "updatedBy"}
-	userReadOnly  = append([]string{"teamId"}, credReadOnly...)
-	teamReadOnly  = credReadOnly
-	credPutFields = "userAuthConfig"
+	userMembers  = []string{"serviceName", "userAuthConfig"}
+	teamMembers  = []string{"serviceName", "teamId", "userAuthConfig"}
+	credReadOnly = []string{"id", "serviceId", "userId", "connectionStatus", "createdAt", "updatedAt", "updatedBy"}
+	userReadOnly = append([]string{"teamId"}, credReadOnly...)
+	teamReadOnly = credReadOnly
 )
 
 // parseCred reads the userAuthConfig of a user or team config body against the
@@ -177,7 +176,7 @@ var (
 // configurable. prev is the stored config it replaces (its masked secrets are
 // restored before validation). Errors: EInvalid.
 func parseCred(body map[string]any, admin adminConfig, prev *credConfig) (authConfig, error) {
-	raw, ok := body[credPutFields]
+	raw, ok := body["userAuthConfig"]
 	if !ok || raw == nil {
 		if prev != nil {
 			return prev.Auth, nil

@@ -2,6 +2,7 @@ package queryrunner_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -172,6 +173,18 @@ func testRealDatabase(t *testing.T, f *fixture, tg target) {
 	}
 	_, err = f.qr.UpdateConnectionStatus(ctx, f.bob, "realsvc", "", started.WorkflowID)
 	wantCode(t, err, meridian.ENotFound) // bob did not start it
+	// A test a restart interrupted is run again from its parameters.
+	resumedID := "5d1c3c9e-0000-4000-8000-000000000001"
+	params := []byte(`{"scope":"user","configId":"` + entry.UserConfig["id"].(string) + `"}`)
+	if out, err := f.qr.ResumeTestConnection(ctx, jobs.Job{ID: resumedID, Type: queryrunner.JobTypeTestConnection, Params: params}, nil); err != nil {
+		t.Fatalf("resume: %v", err)
+	} else if b, _ := json.Marshal(out); !strings.Contains(string(b), queryrunner.StatusSuccessful) {
+		t.Fatalf("resumed result %s", b)
+	}
+	entry = must[queryrunner.ServiceEntry](t)(f.qr.UserServiceConfig(ctx, f.alice, "realsvc"))
+	if st := entry.UserConfig["connectionStatus"].(queryrunner.Status); st.WorkflowID != resumedID || st.Status != queryrunner.StatusSuccessful {
+		t.Fatalf("status after the resumed test: %+v", st)
+	}
 	teamStarted := must[queryrunner.TestStarted](t)(f.qr.TestConnection(ctx, f.carol, "realsvc", f.team.ID()))
 	if j := f.waitJob(f.carol, teamStarted.WorkflowID); j.Status != jobs.StatusCompleted {
 		t.Fatalf("team test-connection job %+v", j)

@@ -28,7 +28,8 @@ func (t teamRef) hasMember(p *meridian.Principal) bool {
 	return contains(t.members, p.ID) || contains(t.owners, p.ID)
 }
 
-// refIDs returns the ids of the references of kind in a relationship field.
+// refIDs returns the ids of the references of kind in a relationship field, leaving
+// out deleted entities.
 func refIDs(v any, kind string) []string {
 	var out []string
 	list, _ := v.([]any)
@@ -36,7 +37,8 @@ func refIDs(v any, kind string) []string {
 		m, _ := item.(map[string]any)
 		id, _ := m["id"].(string)
 		typ, _ := m["type"].(string)
-		if id != "" && (typ == "" || typ == kind) {
+		deleted, _ := m["deleted"].(bool)
+		if id != "" && !deleted && (typ == "" || typ == kind) {
 			out = append(out, id)
 		}
 	}

@@ -104,6 +104,8 @@ func run(t *testing.T, open func(t *testing.T) store.Driver) {
 		{"TranspileIsAcceptedOnlyWithoutTranslation", testTranspile},
 		{"BadInputIsRefused", testBadInput},
 		{"AMillionRowsArePagedFromStorage", testMillionRows},
+		{"FinishedRunsArePrunedAfterTheRetention", testPrune},
+		{"AShutdownFailsTheRunAndEndsItsStatement", testShutdown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
@@ -405,4 +407,98 @@ func testMillionRows(t *testing.T, db store.Driver) {
 			t.Fatalf("page %d: first %v last %v", page, p.Rows[0], p.Rows[9999])
 		}
 	}
+}
+
+func testPrune(t *testing.T, db store.Driver) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	e := newEnv(t, db, workflow.Config{Retention: time.Hour, Now: clock})
+	tr := trigger(t, e.svc, alice, "pg", "SELECT id FROM items")
+	wait(t, e.svc, alice, tr.WorkflowID)
+	if n, err := e.svc.Prune(context.Background()); err != nil || n != 0 {
+		t.Fatalf("pruned %d %v before the retention", n, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if n, err := e.svc.Prune(context.Background()); err != nil || n != 1 {
+		t.Fatalf("pruned %d %v after the retention", n, err)
+	}
+	if _, err := e.svc.Results(context.Background(), alice, tr.WorkflowID, 0, 10); meridian.ErrorCode(err) != meridian.ENotFound {
+		t.Fatalf("pruned run still read: %v", err)
+	}
+}
+
+func testShutdown(t *testing.T, db store.Driver) {
+	e := &env{pg: dbtest.Postgres(t)}
+	e.res = resolver{"pg": {Conn: e.pg.Conn, Layer: queryrunner.LayerUser, ConfigID: "cfg-pg", ServiceName: "pg", ConnectionType: "Postgres", AuthType: "basic", MaxResultSize: 10}}
+	js := jobs.New(db, jobs.Config{Node: "node-a"})
+	e.svc = workflow.New(workflow.Config{DB: db, Jobs: js, Resolver: e.res})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { js.Run(ctx); close(done) }()
+	tr := trigger(t, e.svc, alice, "pg", "SELECT pg_sleep(60)")
+	running := func() int {
+		var n int
+		if err := e.pg.PG.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND datname = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for running() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement never ran")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	pg := wait(t, e.svc, alice, tr.WorkflowID)
+	if pg.Status != workflow.StatusFailed || pg.Error == nil || !strings.Contains(pg.Error.Message, "interrupted") {
+		t.Fatalf("%+v", pg)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for running() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement still runs after the shutdown")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The restarted node recovers the job and fails it: the credentials were never stored.
+	js2 := jobs.New(db, jobs.Config{Node: "node-a"})
+	workflow.New(workflow.Config{DB: db, Jobs: js2, Resolver: e.res})
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done2 := make(chan struct{})
+	go func() { js2.Run(ctx2); close(done2) }()
+	defer func() { cancel2(); <-done2 }()
+	var jobID string
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		j, err := js2.Get(context.Background(), alice, jobOf(t, db, tr.WorkflowID))
+		if err == nil && j.Status == jobs.StatusFailed {
+			jobID = j.ID
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job not failed after the restart: %+v %v", j, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if jobID == "" {
+		t.Fatal("no job")
+	}
+}
+
+// jobOf reads the job id of a run.
+func jobOf(t *testing.T, db store.Driver, runID string) string {
+	t.Helper()
+	tx, err := db.Begin(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var id string
+	if err := tx.SQL().QueryRow(context.Background(), "SELECT job_id FROM qr_runs WHERE id = $1", runID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

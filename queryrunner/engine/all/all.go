@@ -3,8 +3,9 @@
 // Postgres, Redshift (PostgreSQL protocol, pgx), Mysql (MySQL and MariaDB,
 // go-sql-driver), Mssql (go-mssqldb), Trino (trino-go-client), Snowflake (SQL API
 // over HTTPS) and BigQuery (REST API over HTTPS). Postgres and Mysql (on MariaDB) are
-// tested against real servers, Snowflake and BigQuery against fakes of their HTTP
-// APIs; Redshift, Mssql and Trino are registered but untested here.
+// tested against real servers; Trino, Snowflake and BigQuery against fakes of their
+// HTTP protocols; Redshift (the Postgres engine's code path) and Mssql are registered
+// but untested here.
 package all
 
 import (

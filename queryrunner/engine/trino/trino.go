@@ -3,7 +3,8 @@
 // sets the query_max_execution_time session property (the coordinator kills the
 // query past it), streams up to the row cap, and on cancellation the client cancels
 // the query on the coordinator. The connection's database is the Trino catalog.
-// Registered but not tested here: no Trino runs on this machine.
+// Tested against a fake of the coordinator's client protocol (httptest), not against
+// Trino itself.
 package trino
 
 import (
