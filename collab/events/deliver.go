@@ -155,7 +155,7 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 func (s *Service) lease(ctx context.Context, id string) (bool, error) {
 	now := s.now()
 	var n int64
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		var err error
 		n, err = tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = $2, lease_until = $3
 WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cfg.Node, now+leaseDuration.Milliseconds(), now)
@@ -166,7 +166,7 @@ WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cf
 
 // release gives the lease up so another process may deliver at once.
 func (s *Service) release(ctx context.Context, id string) {
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		_, err := tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = '', lease_until = 0
 WHERE subscription_id = $1 AND lease_owner = $2`, id, s.cfg.Node)
 		return err
@@ -235,7 +235,7 @@ func (s *Service) purge(ctx context.Context, id string, sub *Subscription) error
 	if sub == nil || sub.Deleted {
 		status = StatusActive
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		if _, err := tx.SQL().Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1`, id); err != nil {
 			return err
 		}
@@ -308,7 +308,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		next := now + s.backoff(q.attempts+1).Milliseconds()
 		s.log.Info("event delivery failed; will retry", "subscription", sub.ID, "seq", q.seq,
 			"attempt", q.attempts+1, "retryInMs", next-now, "err", lastErr)
-		return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+		return s.write(ctx, func(tx store.Tx) error {
 			db := tx.SQL()
 			if _, err := db.Exec(ctx, `UPDATE event_subscription_queue SET attempts = attempts + 1, first_attempt_at = $3,
 next_attempt_at = $4, delivered_to = $5 WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq, first, next, joinIDs(done)); err != nil {
@@ -325,7 +325,7 @@ last_failed_at = $5, failed = failed + $6, updated_at = $5 WHERE subscription_id
 		failed += transient
 		s.log.Warn("event delivery given up after the retry horizon", "subscription", sub.ID, "seq", q.seq, "err", lastErr)
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		db := tx.SQL()
 		n, err := db.Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq)
 		if err != nil {
