@@ -80,6 +80,10 @@ func (s *Service) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
+// subscriptionReload is how long a worker trusts the subscription it read (its
+// destinations, secrets and enabled flag) before it reads it again.
+const subscriptionReload = time.Second
+
 // maxDueScan bounds the subscriptions one scan starts.
 const maxDueScan = 1000
 
@@ -124,7 +128,11 @@ type queued struct {
 // waits for a retry, or another process holds its lease.
 func (s *Service) deliverQueue(ctx context.Context, id string) error {
 	defer s.release(context.WithoutCancel(ctx), id)
-	var renewAt int64 // the lease is renewed once half of it has passed
+	var (
+		renewAt int64 // the lease is renewed once half of it has passed
+		sub     *Subscription
+		loaded  time.Time
+	)
 	for ctx.Err() == nil {
 		if now := s.now(); now >= renewAt {
 			ok, err := s.lease(ctx, id)
@@ -137,9 +145,11 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 		if err != nil || head == nil || head.nextAttempt > s.now() {
 			return err
 		}
-		sub, err := s.load(ctx, id)
-		if err != nil {
-			return err
+		if sub == nil || time.Since(loaded) > subscriptionReload {
+			if sub, err = s.load(ctx, id); err != nil {
+				return err
+			}
+			loaded = time.Now()
 		}
 		if sub == nil || sub.Deleted || !sub.Enabled {
 			return s.purge(ctx, id, sub)
