@@ -276,6 +276,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		lastStatus int
 		permanent  int
 		transient  int
+		permErr    string // why a destination gave the event up
 	)
 	done := q.deliveredTo
 	if q.unreadable != nil {
@@ -303,6 +304,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 			permanent++
 			done[d.ID] = true
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
+			permErr = lastErr
 		default:
 			transient++
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
@@ -320,6 +322,11 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 			"attempt", q.attempts+1, "retryInMs", next-now, "err", lastErr)
 		return s.write(ctx, func(tx store.Tx) error {
 			db := tx.SQL()
+			if permanent > 0 { // one destination gave the event up; the others retry it
+				if err := keepFailed(ctx, db, sub.ID, q, permErr, now); err != nil {
+					return err
+				}
+			}
 			if _, err := db.Exec(ctx, `UPDATE event_subscription_queue SET attempts = attempts + 1, first_attempt_at = $3,
 next_attempt_at = $4, delivered_to = $5 WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq, first, next, joinIDs(done)); err != nil {
 				return err
