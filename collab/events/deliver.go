@@ -80,6 +80,10 @@ func (s *Service) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
+// subscriptionReload is how long a worker trusts the subscription it read (its
+// destinations, secrets and enabled flag) before it reads it again.
+const subscriptionReload = time.Second
+
 // maxDueScan bounds the subscriptions one scan starts.
 const maxDueScan = 1000
 
@@ -124,7 +128,11 @@ type queued struct {
 // waits for a retry, or another process holds its lease.
 func (s *Service) deliverQueue(ctx context.Context, id string) error {
 	defer s.release(context.WithoutCancel(ctx), id)
-	var renewAt int64 // the lease is renewed once half of it has passed
+	var (
+		renewAt int64 // the lease is renewed once half of it has passed
+		sub     *Subscription
+		loaded  time.Time
+	)
 	for ctx.Err() == nil {
 		if now := s.now(); now >= renewAt {
 			ok, err := s.lease(ctx, id)
@@ -137,9 +145,11 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 		if err != nil || head == nil || head.nextAttempt > s.now() {
 			return err
 		}
-		sub, err := s.load(ctx, id)
-		if err != nil {
-			return err
+		if sub == nil || time.Since(loaded) > subscriptionReload {
+			if sub, err = s.load(ctx, id); err != nil {
+				return err
+			}
+			loaded = time.Now()
 		}
 		if sub == nil || sub.Deleted || !sub.Enabled {
 			return s.purge(ctx, id, sub)
@@ -155,7 +165,7 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 func (s *Service) lease(ctx context.Context, id string) (bool, error) {
 	now := s.now()
 	var n int64
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		var err error
 		n, err = tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = $2, lease_until = $3
 WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cfg.Node, now+leaseDuration.Milliseconds(), now)
@@ -166,7 +176,7 @@ WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cf
 
 // release gives the lease up so another process may deliver at once.
 func (s *Service) release(ctx context.Context, id string) {
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		_, err := tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = '', lease_until = 0
 WHERE subscription_id = $1 AND lease_owner = $2`, id, s.cfg.Node)
 		return err
@@ -235,7 +245,7 @@ func (s *Service) purge(ctx context.Context, id string, sub *Subscription) error
 	if sub == nil || sub.Deleted {
 		status = StatusActive
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		if _, err := tx.SQL().Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1`, id); err != nil {
 			return err
 		}
@@ -266,6 +276,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		lastStatus int
 		permanent  int
 		transient  int
+		permErr    string // why a destination gave the event up
 	)
 	done := q.deliveredTo
 	if q.unreadable != nil {
@@ -293,6 +304,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 			permanent++
 			done[d.ID] = true
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
+			permErr = lastErr
 		default:
 			transient++
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
@@ -308,8 +320,13 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		next := now + s.backoff(q.attempts+1).Milliseconds()
 		s.log.Info("event delivery failed; will retry", "subscription", sub.ID, "seq", q.seq,
 			"attempt", q.attempts+1, "retryInMs", next-now, "err", lastErr)
-		return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+		return s.write(ctx, func(tx store.Tx) error {
 			db := tx.SQL()
+			if permanent > 0 { // one destination gave the event up; the others retry it
+				if err := keepFailed(ctx, db, sub.ID, q, permErr, now); err != nil {
+					return err
+				}
+			}
 			if _, err := db.Exec(ctx, `UPDATE event_subscription_queue SET attempts = attempts + 1, first_attempt_at = $3,
 next_attempt_at = $4, delivered_to = $5 WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq, first, next, joinIDs(done)); err != nil {
 				return err
@@ -325,7 +342,7 @@ last_failed_at = $5, failed = failed + $6, updated_at = $5 WHERE subscription_id
 		failed += transient
 		s.log.Warn("event delivery given up after the retry horizon", "subscription", sub.ID, "seq", q.seq, "err", lastErr)
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		db := tx.SQL()
 		n, err := db.Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq)
 		if err != nil {
