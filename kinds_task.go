@@ -41,6 +41,9 @@ const (
 	ResolutionCancelled = "Cancelled"
 )
 
+// MaxTaskAssignees bounds a task's assignees.
+const MaxTaskAssignees = 100
+
 // TaskClaimTimeout is how long the claim of a task being resolved (its hidden
 // "applying" marker, set while an accepted change is applied) holds off other status
 // changes; past it the claim is taken as abandoned.
@@ -215,6 +218,9 @@ func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 		list, ok := v.([]any)
 		if !ok {
 			return Errorf(EInvalid, "assignees must be a list of users")
+		}
+		if len(list) > MaxTaskAssignees {
+			return Errorf(EInvalid, "assignees: at most %d users", MaxTaskAssignees)
 		}
 		out := make([]any, 0, len(list))
 		names := make([]any, 0, len(list))

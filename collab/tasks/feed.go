@@ -38,8 +38,16 @@ var legacyTaskTypes = map[string]bool{"RequestDescription": true, "UpdateDescrip
 const (
 	MaxPostsPerThread = 10000
 	MaxReactions      = 1000
-	MaxThreadPage     = 1000
-	MaxAssignees      = 100
+	MaxThreadPage     = 100
+	MaxAssignees      = meridian.MaxTaskAssignees
+	// MaxThreadBytes bounds a thread's stored document, posts and reactions included.
+	MaxThreadBytes = 4 << 20
+	// DefaultListPosts and MaxListPosts bound the posts a list answers per thread (the
+	// newest); GET /feed/{id}/posts answers them all.
+	DefaultListPosts = 3
+	MaxListPosts     = 10
+	// NoPosts as ThreadQuery.LimitPosts answers threads without their posts.
+	NoPosts = -1
 )
 
 // reactionTypes are OpenMetadata's reaction types.
@@ -67,6 +75,10 @@ type TaskDetails struct {
 
 // ThreadQuery selects feed threads, newest first.
 type ThreadQuery struct {
+	// LimitPosts is how many of each thread's newest posts the list answers
+	// (DefaultListPosts when 0, none when NoPosts, at most MaxListPosts); postsCount
+	// tells them all.
+	LimitPosts int
 	Type       string
 	EntityLink string
 	TaskStatus string
@@ -268,6 +280,15 @@ func (s *Service) ListThreads(ctx context.Context, p *meridian.Principal, q Thre
 	if q.Limit < 1 || q.Limit > MaxThreadPage {
 		return nil, "", 0, meridian.Errorf(meridian.EInvalid, "limit must be between 1 and %d", MaxThreadPage)
 	}
+	switch q.LimitPosts {
+	case 0:
+		q.LimitPosts = DefaultListPosts
+	case NoPosts:
+		q.LimitPosts = 0
+	}
+	if q.LimitPosts < 0 || q.LimitPosts > MaxListPosts {
+		return nil, "", 0, meridian.Errorf(meridian.EInvalid, "limitPosts must be between 0 and %d", MaxListPosts)
+	}
 	if q.StartTs < 0 || q.EndTs < 0 || (q.EndTs > 0 && q.StartTs > q.EndTs) {
 		return nil, "", 0, meridian.Errorf(meridian.EInvalid, "startTs must not be after endTs, both epoch milliseconds")
 	}
@@ -337,6 +358,9 @@ func (s *Service) ListThreads(ctx context.Context, p *meridian.Principal, q Thre
 			var e meridian.Entity
 			if err := json.Unmarshal([]byte(doc), &e); err != nil {
 				return err
+			}
+			if posts := listOf(e["posts"]); len(posts) > q.LimitPosts {
+				e["posts"] = posts[len(posts)-q.LimitPosts:]
 			}
 			out = append(out, e)
 		}
@@ -441,6 +465,9 @@ func (s *Service) updateThread(ctx context.Context, p *meridian.Principal, where
 		b, err := json.Marshal(e)
 		if err != nil {
 			return err
+		}
+		if len(b) > MaxThreadBytes {
+			return meridian.Errorf(meridian.EInvalid, "The thread is full: a thread holds at most %d bytes; start a new one", MaxThreadBytes)
 		}
 		n, err := tx.SQL().Exec(ctx, `UPDATE feed_threads SET doc = $1, updated_at = $2, version = version + 1, task_status = $3
 			WHERE id = $4 AND version = $5`, string(b), now, taskStatusOf(e), id, version)
