@@ -199,10 +199,12 @@ func refIs(p *Principal, v any) bool {
 func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 	e := w.New
 	if w.Old == nil {
+		// The engine's own writes (a migration) may carry their creator and time; a
+		// caller's never do.
 		if p := w.Principal; !p.IsSystem() || e["createdBy"] == nil {
 			e["createdBy"] = principalRef(p)
 		}
-		if _, ok := e["createdAt"]; !ok {
+		if p := w.Principal; !p.IsSystem() || e["createdAt"] == nil {
 			e["createdAt"] = float64(time.Now().UnixMilli())
 		}
 		if e.String("status") == "" {

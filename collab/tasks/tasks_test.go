@@ -167,6 +167,14 @@ func testAcceptSuggestion(t *testing.T, f *fixture) {
 	if cb := task["createdBy"].(map[string]any); cb["name"] != "alice" || cb["id"] != f.alice.ID {
 		t.Fatalf("createdBy = %v", cb)
 	}
+	backdated, err := f.svc.Create(f.ctx, f.alice, meridian.Entity{"type": "CustomTask", "createdAt": float64(1),
+		"createdBy": map[string]any{"id": f.bob.ID, "type": "user", "name": "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backdated.Entity["createdAt"] == float64(1) || backdated.Entity["createdBy"].(map[string]any)["name"] != "alice" {
+		t.Fatalf("a body set createdAt or createdBy: %v %v", backdated.Entity["createdAt"], backdated.Entity["createdBy"])
+	}
 	if _, ok := task["assigneeNames"]; ok {
 		t.Fatal("the hidden filter fields are answered")
 	}
