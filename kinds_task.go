@@ -216,6 +216,7 @@ func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 			}
 		}
 	}
+	delete(e, "assigneeNames") // derived below, never taken from a body
 	if v, ok := e["assignees"]; ok && v != nil {
 		list, ok := v.([]any)
 		if !ok {
