@@ -53,7 +53,7 @@ func eventKinds() []*Kind {
 			Prepare: prepareEventSubscription, Validate: validateEventSubscription,
 			Filters: []Filter{{Param: "alertType", Field: "alertType"}}},
 		{Name: KindAnnouncement, Collection: "announcements", Fields: []string{"owners", "followers", "votes"},
-			SoftDelete: true, NoLineage: true, Prepare: prepareAnnouncement, Validate: validateAnnouncement,
+			SoftDelete: true, NoLineage: true, LeftTheFeed: true, Prepare: prepareAnnouncement, Validate: validateAnnouncement,
 			Filters: []Filter{{Param: "entityLink", Field: "entityLink"}}},
 	}
 }

@@ -41,6 +41,9 @@ const (
 	ResolutionCancelled = "Cancelled"
 )
 
+// MaxTaskAssignees bounds a task's assignees.
+const MaxTaskAssignees = 100
+
 // TaskClaimTimeout is how long the claim of a task being resolved (its hidden
 // "applying" marker, set while an accepted change is applied) holds off other status
 // changes; past it the claim is taken as abandoned.
@@ -196,10 +199,12 @@ func refIs(p *Principal, v any) bool {
 func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 	e := w.New
 	if w.Old == nil {
+		// The engine's own writes (a migration) may carry their creator and time; a
+		// caller's never do.
 		if p := w.Principal; !p.IsSystem() || e["createdBy"] == nil {
 			e["createdBy"] = principalRef(p)
 		}
-		if _, ok := e["createdAt"]; !ok {
+		if p := w.Principal; !p.IsSystem() || e["createdAt"] == nil {
 			e["createdAt"] = float64(time.Now().UnixMilli())
 		}
 		if e.String("status") == "" {
@@ -211,10 +216,14 @@ func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 			}
 		}
 	}
+	delete(e, "assigneeNames") // derived below, never taken from a body
 	if v, ok := e["assignees"]; ok && v != nil {
 		list, ok := v.([]any)
 		if !ok {
 			return Errorf(EInvalid, "assignees must be a list of users")
+		}
+		if len(list) > MaxTaskAssignees {
+			return Errorf(EInvalid, "assignees: at most %d users", MaxTaskAssignees)
 		}
 		out := make([]any, 0, len(list))
 		names := make([]any, 0, len(list))

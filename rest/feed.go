@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/meridian-catalog/meridian/collab/tasks"
 )
@@ -33,7 +34,8 @@ func (s *server) feedRoutes() []route {
 				queryParam("taskStatus", "Open or Closed (task threads).", obj{"type": "string"}),
 				queryParam("startTs", "Only threads created at or after (epoch ms).", obj{"type": "integer", "minimum": 0}),
 				queryParam("endTs", "Only threads created at or before (epoch ms).", obj{"type": "integer", "minimum": 0}),
-				queryParam("limit", "Page size, 1 to 1000 (10).", obj{"type": "integer", "minimum": 0, "maximum": tasks.MaxThreadPage}),
+				queryParam("limit", "Page size, 1 to 100 (10).", obj{"type": "integer", "minimum": 0, "maximum": tasks.MaxThreadPage}),
+				queryParam("limitPosts", "How many of each thread's newest posts to answer, 0 to 10 (3).", obj{"type": "integer", "minimum": 0, "maximum": tasks.MaxListPosts}),
 				paramRef("after")},
 			responses: responses(obj{"200": resp("A page of threads.", list)}, 400, 403)},
 		{method: http.MethodPost, path: p, handler: s.h(s.createThread), id: "createThread", tag: "feed", summary: "Create a thread",
@@ -90,6 +92,16 @@ func (s *server) listThreads(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !q.Has("limit") {
 		tq.Limit = 0
+	}
+	if v := q.Get("limitPosts"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > tasks.MaxListPosts {
+			return invalid("limitPosts must be an integer from 0 to %d", tasks.MaxListPosts)
+		}
+		if n == 0 {
+			n = tasks.NoPosts
+		}
+		tq.LimitPosts = n
 	}
 	if tq.StartTs, err = tsParam(r, "startTs"); err != nil {
 		return err

@@ -40,6 +40,7 @@ func TestModule(t *testing.T) {
 		{"FeedConversationsPostsAndReactions", testFeedConversations},
 		{"FeedRefusesAnnouncementsOtherTaskTypesAndBlankAbout", testFeedRefusals},
 		{"FeedTaskThreadsResolveAndClose", testFeedTaskThreads},
+		{"ThreadsAndAssigneesAreBounded", testThreadsAreBounded},
 		{"AHardDeleteTakesTheThreads", testHardDeleteTakesThreads},
 	}
 	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
@@ -165,6 +166,14 @@ func testAcceptSuggestion(t *testing.T, f *fixture) {
 	}
 	if cb := task["createdBy"].(map[string]any); cb["name"] != "alice" || cb["id"] != f.alice.ID {
 		t.Fatalf("createdBy = %v", cb)
+	}
+	backdated, err := f.svc.Create(f.ctx, f.alice, meridian.Entity{"type": "CustomTask", "createdAt": float64(1),
+		"createdBy": map[string]any{"id": f.bob.ID, "type": "user", "name": "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backdated.Entity["createdAt"] == float64(1) || backdated.Entity["createdBy"].(map[string]any)["name"] != "alice" {
+		t.Fatalf("a body set createdAt or createdBy: %v %v", backdated.Entity["createdAt"], backdated.Entity["createdBy"])
 	}
 	if _, ok := task["assigneeNames"]; ok {
 		t.Fatal("the hidden filter fields are answered")
@@ -601,7 +610,22 @@ func testFeedConversations(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := 0; i < 4; i++ {
+		if _, err := f.svc.AddPost(f.ctx, f.alice, second.ID(), fmt.Sprintf("post %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	list, after, total, err := f.svc.ListThreads(f.ctx, f.alice, tasks.ThreadQuery{Limit: 1})
+	if err == nil && (len(list[0]["posts"].([]any)) != tasks.DefaultListPosts || list[0]["postsCount"] != float64(4) ||
+		list[0]["posts"].([]any)[2].(map[string]any)["message"] != "post 3") {
+		t.Fatalf("a listed thread answers its newest %d posts: %v", tasks.DefaultListPosts, list[0])
+	}
+	if l, _, _, err := f.svc.ListThreads(f.ctx, f.alice, tasks.ThreadQuery{Limit: 1, LimitPosts: tasks.NoPosts}); err != nil || len(l[0]["posts"].([]any)) != 0 {
+		t.Fatalf("limitPosts 0: %v", err)
+	}
+	_, _, _, err = f.svc.ListThreads(f.ctx, f.alice, tasks.ThreadQuery{Limit: tasks.MaxThreadPage + 1})
+	wantCode(t, err, meridian.EInvalid)
+	list, after, total, err = f.svc.ListThreads(f.ctx, f.alice, tasks.ThreadQuery{Limit: 1})
 	if err != nil || total != 2 || len(list) != 1 || list[0].ID() != second.ID() || after == "" {
 		t.Fatalf("page 1: %d of %d, after %q, %v", len(list), total, after, err)
 	}
@@ -643,6 +667,29 @@ func testFeedConversations(t *testing.T, f *fixture) {
 	}
 	_, err = f.svc.GetThread(f.ctx, f.alice, th.ID())
 	wantCode(t, err, meridian.ENotFound)
+}
+
+func testThreadsAreBounded(t *testing.T, f *fixture) {
+	th, err := f.svc.CreateThread(f.ctx, f.alice, tasks.CreateThread{Message: "big", About: orders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", tasks.MaxCommentBytes)
+	for i := 0; ; i++ {
+		_, err := f.svc.AddPost(f.ctx, f.alice, th.ID(), big)
+		if err != nil {
+			wantCode(t, err, meridian.EInvalid)
+			if !strings.Contains(meridian.ErrorMessage(err), "full") {
+				t.Fatalf("message %q", meridian.ErrorMessage(err))
+			}
+			break
+		}
+		if i > tasks.MaxThreadBytes/tasks.MaxCommentBytes {
+			t.Fatal("a thread grows past its bound")
+		}
+	}
+	_, err = f.svc.Create(f.ctx, f.alice, meridian.Entity{"type": "CustomTask", "assignees": make([]any, meridian.MaxTaskAssignees+1)})
+	wantCode(t, err, meridian.EInvalid)
 }
 
 func testFeedRefusals(t *testing.T, f *fixture) {
