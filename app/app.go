@@ -211,7 +211,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	js := jobs.New(db, jobs.Config{Node: node, Logger: log})
+	js := jobs.New(db, jobs.Config{Node: node, Logger: log, Workers: jobWorkers})
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
@@ -414,6 +414,11 @@ func Modules() []store.Module {
 		billing.Module(),
 	}
 }
+
+// jobWorkers is how many durable jobs run at once on a node. Query Runner's runs and
+// connection tests wait on a database most of their time, so they would hold the job
+// service's default two workers against async deletes, reindexing and graph rebuilds.
+const jobWorkers = 8
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a
 // restarted node takes its own jobs back at once.
