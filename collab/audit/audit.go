@@ -114,9 +114,10 @@ func (e Entry) searchText() string {
 		e.EventType, e.Message, e.RemoteAddr, e.Kind, e.Outcome}, " "))
 }
 
-// cut shortens s to at most n bytes, on a rune boundary, and drops invalid UTF-8.
+// cut shortens s to at most n bytes, on a rune boundary, and drops invalid UTF-8 and
+// NUL characters (PostgreSQL's text cannot hold them).
 func cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "")
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 	if len(s) <= n {
 		return s
 	}

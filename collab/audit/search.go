@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -26,6 +27,14 @@ type Service struct{ db store.Driver }
 
 // New returns the service over a driver opened with Module.
 func New(db store.Driver) *Service { return &Service{db: db} }
+
+// ping reports whether the database answers.
+func (s *Service) ping(ctx context.Context) error {
+	return inTx(ctx, s.db, false, func(db store.SQL) error {
+		var one int
+		return db.QueryRow(ctx, "SELECT 1").Scan(&one)
+	})
+}
 
 func (s *Service) insertBatch(ctx context.Context, entries []Entry) error {
 	return inTx(ctx, s.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
@@ -60,6 +69,9 @@ func (q *Query) check() error {
 	for name, v := range map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType} {
 		if len(v) > MaxQuery {
 			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, MaxQuery)
+		}
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
 		}
 	}
 	switch q.Kind {

@@ -163,6 +163,14 @@ func testValidation(t *testing.T, f *fixture) {
 	}
 	_, err := f.svc.Create(f.ctx, f.admin, executions.MCP, nil)
 	wantCode(t, err, meridian.EInvalid, "JSON object")
+	nul := f.doc(f.mcp(base, "Running"))
+	nul["executedBy"] = "a\x00b"
+	_, err = f.svc.Create(f.ctx, f.admin, executions.MCP, nul)
+	wantCode(t, err, meridian.EInvalid, "NUL")
+	nul = f.doc(f.mcp(base, "Running"))
+	nul["toolCalls"] = []any{map[string]any{"na\x00me": 1}}
+	_, err = f.svc.Create(f.ctx, f.admin, executions.MCP, nul)
+	wantCode(t, err, meridian.EInvalid, "NUL")
 }
 
 func testParentMustExist(t *testing.T, f *fixture) {
