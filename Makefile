@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
 # Fuzz targets as package:Target.
-FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings
+FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings ./rest:FuzzCollabRequestsNeverFailInternally
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 
