@@ -60,7 +60,7 @@ func TestAuditLogRecordsWritesAndFailedLogins(t *testing.T) {
 	writes := waitAudit(t, s, "kind=write&source=rest&entityType=glossary", 1)
 	w := writes[0]
 	if w["userName"] != "admin" || w["method"] != "POST" || w["entityId"] != id || w["entityFullyQualifiedName"] != "Audited" ||
-		w["remoteAddr"] != "198.51.100.23" || w["status"] != float64(201) || num(w["timestamp"]) < float64(start) || str(w["requestId"]) == "" {
+		w["remoteAddr"] != "198.51.100.23" || w["status"] != float64(201) || w["eventType"] != "entityCreated" || num(w["timestamp"]) < float64(start) || str(w["requestId"]) == "" {
 		t.Fatalf("write entry: %v", w)
 	}
 	// The committed change is recorded from the outbox as well.
