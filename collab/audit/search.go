@@ -43,7 +43,8 @@ func (s *Service) insertBatch(ctx context.Context, entries []Entry) error {
 // Query filters the audit log. Empty fields filter nothing.
 type Query struct {
 	// Text matches, case-insensitively, anywhere in the user, method, path or tool,
-	// entity type, id and FQN, event type, message, remote address, kind and outcome.
+	// entity type, id and FQN, event type, message, remote address, request id, kind
+	// and outcome.
 	Text string
 	// UserName is the exact user (or bot) name.
 	UserName string
