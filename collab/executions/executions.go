@@ -332,9 +332,10 @@ type ListQuery struct {
 	Include store.Include
 }
 
-// Page is one page of records, newest first.
+// Page is one page of records, newest first, each the stored JSON document (its
+// deleted flag kept current by Delete), passed on without being decoded.
 type Page struct {
-	Data  []meridian.Entity
+	Data  []json.RawMessage
 	Total int
 	After string
 }
@@ -404,7 +405,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 			return err
 		}
 		defer rows.Close()
-		page.Data = []meridian.Entity{}
+		page.Data = []json.RawMessage{}
 		size := 0
 		var last record
 		for rows.Next() {
@@ -416,11 +417,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 				page.After = cursor{ts: last.ts, id: last.id}.String()
 				break
 			}
-			e, err := r.entity()
-			if err != nil {
-				return err
-			}
-			page.Data = append(page.Data, e)
+			page.Data = append(page.Data, json.RawMessage(r.doc))
 			size += len(r.doc)
 			last = r
 		}
