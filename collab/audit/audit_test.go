@@ -313,3 +313,35 @@ func TestSearchRefusesNULOnEveryDriver(t *testing.T) {
 		}
 	})
 }
+
+func TestWriterWritesTheQueueOnShutdownAndNeverBlocksAfter(t *testing.T) {
+	db := drivertest.SQLite(t, audit.Module())
+	svc := audit.New(db)
+	w := audit.NewWriter(svc, audit.WriterConfig{Queue: 50, Batch: 7, Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	for i := range 40 {
+		w.Record(audit.Entry{Timestamp: base + int64(i), Source: audit.SourceREST, Kind: audit.KindWrite, UserName: "u", Status: 200})
+	}
+	cancel()
+	<-done
+	page, err := svc.Search(context.Background(), &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, audit.Query{Limit: 100})
+	if err != nil || len(page.Data) != 40 {
+		t.Fatalf("after shutdown: %d entries, %v", len(page.Data), err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		for range 100 { // more than the queue holds
+			w.Record(audit.Entry{Source: audit.SourceREST, Kind: audit.KindWrite})
+		}
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Record blocked after the writer stopped")
+	}
+	var nilWriter *audit.Writer
+	nilWriter.Record(audit.Entry{}) // records nothing, and does not panic
+}
