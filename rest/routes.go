@@ -34,14 +34,15 @@ type route struct {
 // familyTags describe the tags of the special families. A tag named after a kind is
 // described by the kind's schema instead.
 var familyTags = map[string]string{
-	"meta":           "The API description itself.",
-	"user":           "Users.",
-	"security":       "Personal access tokens and bot tokens.",
-	"events":         "The change-event outbox (admins only).",
-	"jobs":           "Durable asynchronous jobs (async deletes, …).",
-	"search":         "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
-	"lineage":        "Lineage edges between entities.",
-	"testCase":       "Test cases.",
+	"meta":     "The API description itself.",
+	"user":     "Users.",
+	"security": "Personal access tokens and bot tokens.",
+	"events":   "The change-event outbox (admins only).",
+	"jobs":     "Durable asynchronous jobs (async deletes, …).",
+	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
+	"lineage":  "Lineage edges between entities.",
+	"testCase": "Test cases.",
+
 	"activity":       "The activity stream of the system's changes, and its retention.",
 	"audit":          "The append-only audit log of writes and authentication failures (admins only).",
 	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
