@@ -60,7 +60,7 @@ func TestAuditLogRecordsWritesAndFailedLogins(t *testing.T) {
 	writes := waitAudit(t, s, "kind=write&source=rest&entityType=glossary", 1)
 	w := writes[0]
 	if w["userName"] != "admin" || w["method"] != "POST" || w["entityId"] != id || w["entityFullyQualifiedName"] != "Audited" ||
-		w["remoteAddr"] != "198.51.100.23" || w["status"] != float64(201) || num(w["timestamp"]) < float64(start) || str(w["requestId"]) == "" {
+		w["remoteAddr"] != "198.51.100.23" || w["status"] != float64(201) || w["eventType"] != "entityCreated" || num(w["timestamp"]) < float64(start) || str(w["requestId"]) == "" {
 		t.Fatalf("write entry: %v", w)
 	}
 	// The committed change is recorded from the outbox as well.
@@ -127,4 +127,29 @@ func TestAuditLogRecordsWritesAndFailedLogins(t *testing.T) {
 			t.Errorf("%s /api/v1/audit/logs: %s, want 405", m, r)
 		}
 	}
+}
+
+// TestCollabInputsWithNULAreClientErrors: a NUL character (which PostgreSQL's text and
+// jsonb cannot hold) in a filter, a record or a written path is a 400 or is dropped from
+// the audit entry, never a 500, and the audit log goes on recording afterwards.
+func TestCollabInputsWithNULAreClientErrors(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	a := s.admin
+	for _, path := range []string{"/api/v1/audit/logs?q=%00", "/api/v1/audit/logs?userName=a%00b", "/api/v1/activity?userName=%00",
+		"/api/v1/activity/user/a%00", "/api/v1/audit/logs/export?q=%00"} {
+		expectError(t, a.do("GET", path, nil, nil), 400, "NUL")
+	}
+	a.must(http.StatusCreated, "POST", "/api/v1/services/mcpServices", map[string]any{"name": "mcp", "serviceType": "Mcp"})
+	server := a.must(http.StatusCreated, "POST", "/api/v1/mcpServers", map[string]any{"name": "nul", "serverType": "Custom", "service": "mcp"})
+	expectError(t, a.do("POST", "/api/v1/mcpExecutions", `{"server":{"type":"mcpServer"},"serverId":"`+str(server["id"])+
+		`","timestamp":1767225600000,"status":"Running","executedBy":"a\u0000b"}`, nil), 400, "NUL")
+	// A write to a path holding NUL is answered 4xx and audited without it.
+	expectError(t, a.do("DELETE", "/api/v1/mcpExecutions/a%00b", nil, nil), 400, "")
+	a.must(http.StatusCreated, "POST", "/api/v1/glossaries", map[string]any{"name": "AfterNUL", "description": "d"})
+	got := waitAudit(t, s, "q=afternul&kind=write", 1)
+	if got[0]["entityFullyQualifiedName"] != "AfterNUL" {
+		t.Fatalf("entry after the NUL write: %v", got[0])
+	}
+	waitAudit(t, s, "q="+url.QueryEscape("/api/v1/mcpExecutions/ab"), 1)
 }

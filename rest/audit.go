@@ -92,6 +92,7 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 		if status == http.StatusUnauthorized {
 			e.Kind = audit.KindAuthFailure
 		}
+		e.EventType = w.Header().Get(ChangeHeader) // the change the write made, if any
 		s.auditTarget(r, aw.body.Bytes(), &e)
 		s.audit.Record(e)
 	})

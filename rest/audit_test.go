@@ -2,6 +2,9 @@ package rest
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
@@ -61,6 +64,48 @@ func FuzzActivitySettings(f *testing.F) {
 		}
 		if set.RetentionDays > 1e9 || set.RetentionDays < -1e9 {
 			t.Fatalf("unbounded days %d", set.RetentionDays)
+		}
+	})
+}
+
+// FuzzCollabRequestsNeverFailInternally sends arbitrary requests to the activity, audit
+// and execution routes: every answer is below 500.
+func FuzzCollabRequestsNeverFailInternally(f *testing.F) {
+	fx := newFixture(f)
+	h := fx.srv.Config.Handler
+	for _, s := range []struct{ method, path, body string }{
+		{"GET", "/api/v1/activity?limit=5&after=abc&startTs=1&endTs=2&entityType=table", ""},
+		{"GET", "/api/v1/activity/entity/table/name/a.b%00c", ""},
+		{"GET", "/api/v1/activity/user/%00", ""},
+		{"PUT", "/api/v1/activity/settings", `{"retentionDays":7,"domains":[{"domain":"x","retentionDays":1}]}`},
+		{"GET", "/api/v1/audit/logs?q=%25_%5C&userName=a&kind=write&startTs=5&endTs=1", ""},
+		{"GET", "/api/v1/audit/logs/export?format=json&q=x", ""},
+		{"POST", "/api/v1/mcpExecutions", `{"server":{"type":"mcpServer"},"serverId":"0b6f7f4e-58a8-4f0e-9d0e-2c1f4c5a6b7d","timestamp":1767225600000,"status":"Running"}`},
+		{"GET", "/api/v1/mcpExecutions?serverId=x&startTs=1", ""},
+		{"DELETE", "/api/v1/agentExecutions/0b6f7f4e-58a8-4f0e-9d0e-2c1f4c5a6b7d/99999999999999999999", ""},
+		{"GET", "/api/v1/agentExecutions/0b6f7f4e-58a8-4f0e-9d0e-2c1f4c5a6b7d?include=all", ""},
+	} {
+		f.Add(s.method, s.path, s.body)
+	}
+	f.Fuzz(func(t *testing.T, method, path, body string) {
+		switch method {
+		case "GET", "POST", "PUT", "PATCH", "DELETE":
+		default:
+			return
+		}
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n\t#") {
+			return
+		}
+		req, err := http.NewRequest(method, "http://meridian"+path, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+fx.admin)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s %q answered %d: %s", method, path, body, rec.Code, rec.Body.String())
 		}
 	})
 }

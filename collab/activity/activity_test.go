@@ -298,6 +298,7 @@ func testSettings(t *testing.T, f *fixture) {
 		{activity.Settings{RetentionDays: activity.MaxRetentionDays + 1}, meridian.EInvalid},
 		{activity.Settings{RetentionDays: 5, Domains: []activity.DomainRetention{{Domain: "", RetentionDays: 5}}}, meridian.EInvalid},
 		{activity.Settings{RetentionDays: 5, Domains: []activity.DomainRetention{{Domain: "Nope", RetentionDays: 5}}}, meridian.ENotFound},
+		{activity.Settings{RetentionDays: 5, Domains: []activity.DomainRetention{{Domain: "a\x00", RetentionDays: 5}}}, meridian.EInvalid},
 	}
 	for _, c := range cases {
 		if _, err := f.svc.PutSettings(f.ctx, f.admin, c.s); meridian.ErrorCode(err) != c.code {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -50,6 +51,9 @@ func (q *Query) check() error {
 		"domain": q.Domain, "eventType": q.EventType} {
 		if len(v) > maxFilter {
 			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, maxFilter)
+		}
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
 		}
 	}
 	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.Start > q.End) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -81,6 +82,9 @@ func (s *Service) PutSettings(ctx context.Context, p *meridian.Principal, in Set
 	for i, d := range in.Domains {
 		if strings.TrimSpace(d.Domain) == "" {
 			return Settings{}, meridian.Errorf(meridian.EInvalid, "domains[%d].domain is required", i)
+		}
+		if len(d.Domain) > maxFilter || strings.ContainsRune(d.Domain, 0) || !utf8.ValidString(d.Domain) {
+			return Settings{}, meridian.Errorf(meridian.EInvalid, "domains[%d].domain must be a fully qualified name of at most %d bytes", i, maxFilter)
 		}
 		if seen[d.Domain] {
 			return Settings{}, meridian.Errorf(meridian.EInvalid, "domains[%d].domain %s is repeated", i, d.Domain)

@@ -111,12 +111,13 @@ func (e Entry) normalized() Entry {
 // searchText is what the text filter matches: every descriptive field, lower-cased.
 func (e Entry) searchText() string {
 	return strings.ToLower(strings.Join([]string{e.UserName, e.Method, e.Path, e.EntityType, e.EntityID, e.EntityFQN,
-		e.EventType, e.Message, e.RemoteAddr, e.Kind, e.Outcome}, " "))
+		e.EventType, e.Message, e.RemoteAddr, e.RequestID, e.Kind, e.Outcome}, " "))
 }
 
-// cut shortens s to at most n bytes, on a rune boundary, and drops invalid UTF-8.
+// cut shortens s to at most n bytes, on a rune boundary, and drops invalid UTF-8 and
+// NUL characters (PostgreSQL's text cannot hold them).
 func cut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "")
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 	if len(s) <= n {
 		return s
 	}

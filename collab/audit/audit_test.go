@@ -87,12 +87,18 @@ func testWriter(t *testing.T, f *fixture) {
 			UserName: "alice", Method: "PUT", Path: fmt.Sprintf("/api/v1/tables/%d", i), Status: 200})
 	}
 	f.record(entries...)
-	page := f.search(audit.Query{Limit: 100})
+	page := f.search(audit.Query{Limit: 100, Source: audit.SourceREST, UserName: "alice"})
 	if len(page.Data) != 30 {
 		t.Fatalf("recorded %d entries, want 30", len(page.Data))
 	}
 	if page.Data[0].Outcome != audit.OutcomeSuccess || page.Data[0].ID == "" {
 		t.Fatalf("entry not completed: %+v", page.Data[0])
+	}
+	// Characters a database cannot hold are dropped, not the entry.
+	f.record(audit.Entry{Timestamp: base, Source: audit.SourceREST, Kind: audit.KindWrite, UserName: "nul",
+		Path: "/api/v1/tables/a\x00b\xff", Status: 400})
+	if got := f.search(audit.Query{UserName: "nul"}); len(got.Data) != 1 || got.Data[0].Path != "/api/v1/tables/ab" {
+		t.Fatalf("entry with NUL: %+v", got.Data)
 	}
 	// An entry without a time is stamped.
 	f.record(audit.Entry{Source: audit.SourceMCP, Kind: audit.KindWrite, UserName: "bot", Path: "create_glossary", Status: 403})
@@ -295,4 +301,47 @@ func testBadFilters(t *testing.T, f *fixture) {
 			t.Errorf("%+v: err = %v, want invalid", q, err)
 		}
 	}
+}
+
+func TestSearchRefusesNULOnEveryDriver(t *testing.T) {
+	drivertest.Each(t, func(t *testing.T, open drivertest.Open) {
+		f := newFixture(t, open)
+		for _, q := range []audit.Query{{Text: "a\x00"}, {UserName: "\x00"}, {EntityType: "\xff"}} {
+			if _, err := f.svc.Search(f.ctx, f.admin, q); meridian.ErrorCode(err) != meridian.EInvalid {
+				t.Errorf("%+v: %v", q, err)
+			}
+		}
+	})
+}
+
+func TestWriterWritesTheQueueOnShutdownAndNeverBlocksAfter(t *testing.T) {
+	db := drivertest.SQLite(t, audit.Module())
+	svc := audit.New(db)
+	w := audit.NewWriter(svc, audit.WriterConfig{Queue: 50, Batch: 7, Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	for i := range 40 {
+		w.Record(audit.Entry{Timestamp: base + int64(i), Source: audit.SourceREST, Kind: audit.KindWrite, UserName: "u", Status: 200})
+	}
+	cancel()
+	<-done
+	page, err := svc.Search(context.Background(), &meridian.Principal{Name: "admin", Roles: []string{meridian.RoleAdmin}}, audit.Query{Limit: 100})
+	if err != nil || len(page.Data) != 40 {
+		t.Fatalf("after shutdown: %d entries, %v", len(page.Data), err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		for range 100 { // more than the queue holds
+			w.Record(audit.Entry{Source: audit.SourceREST, Kind: audit.KindWrite})
+		}
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Record blocked after the writer stopped")
+	}
+	var nilWriter *audit.Writer
+	nilWriter.Record(audit.Entry{}) // records nothing, and does not panic
 }

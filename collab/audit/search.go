@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -27,6 +28,14 @@ type Service struct{ db store.Driver }
 // New returns the service over a driver opened with Module.
 func New(db store.Driver) *Service { return &Service{db: db} }
 
+// ping reports whether the database answers.
+func (s *Service) ping(ctx context.Context) error {
+	return inTx(ctx, s.db, false, func(db store.SQL) error {
+		var one int
+		return db.QueryRow(ctx, "SELECT 1").Scan(&one)
+	})
+}
+
 func (s *Service) insertBatch(ctx context.Context, entries []Entry) error {
 	return inTx(ctx, s.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
 }
@@ -34,7 +43,8 @@ func (s *Service) insertBatch(ctx context.Context, entries []Entry) error {
 // Query filters the audit log. Empty fields filter nothing.
 type Query struct {
 	// Text matches, case-insensitively, anywhere in the user, method, path or tool,
-	// entity type, id and FQN, event type, message, remote address, kind and outcome.
+	// entity type, id and FQN, event type, message, remote address, request id, kind
+	// and outcome.
 	Text string
 	// UserName is the exact user (or bot) name.
 	UserName string
@@ -60,6 +70,9 @@ func (q *Query) check() error {
 	for name, v := range map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType} {
 		if len(v) > MaxQuery {
 			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, MaxQuery)
+		}
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
 		}
 	}
 	switch q.Kind {

@@ -29,6 +29,7 @@ type Writer struct {
 	c  WriterConfig
 	db interface {
 		insertBatch(context.Context, []Entry) error
+		ping(context.Context) error
 	}
 	queue chan Entry
 	log   *slog.Logger
@@ -87,16 +88,35 @@ func (w *Writer) Run(ctx context.Context) {
 	batch := make([]Entry, 0, w.c.Batch)
 	flush := func(ctx context.Context) {
 		for len(batch) > 0 {
-			if err := w.db.insertBatch(ctx, batch); err != nil {
-				w.log.Error("writing the audit log failed; will retry", "entries", len(batch), "err", err)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Second):
-				}
-				continue
+			err := w.db.insertBatch(ctx, batch)
+			if err == nil {
+				batch = batch[:0]
+				return
 			}
-			batch = batch[:0]
+			// One entry the database refuses must not hold back the others: write them
+			// one by one, and drop (and log) only an entry refused while the database
+			// answers. When it does not answer, keep everything and retry.
+			kept := batch[:0]
+			for _, e := range batch {
+				if err := w.db.insertBatch(ctx, []Entry{e}); err != nil {
+					if w.db.ping(ctx) == nil {
+						w.log.Error("the audit log refused an entry; it is dropped", "kind", e.Kind, "user", e.UserName,
+							"path", e.Path, "status", e.Status, "err", err)
+						continue
+					}
+					kept = append(kept, e)
+				}
+			}
+			batch = kept
+			if len(batch) == 0 {
+				return
+			}
+			w.log.Error("writing the audit log failed; will retry", "entries", len(batch), "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 	}
 	// drain writes everything queued now.

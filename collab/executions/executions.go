@@ -117,6 +117,9 @@ func (s *Service) check(sr Series, in meridian.Entity) (prepared, error) {
 	if err != nil {
 		return prepared{}, meridian.Errorf(meridian.EInvalid, "Invalid %s document", sr.Name)
 	}
+	if hasNUL(map[string]any(doc)) {
+		return prepared{}, meridian.Errorf(meridian.EInvalid, "The %s document must not contain NUL characters", sr.Name)
+	}
 	if len(b) > MaxRecordBytes {
 		return prepared{}, meridian.Errorf(meridian.EInvalid, "The %s document is larger than %d bytes", sr.Name, MaxRecordBytes)
 	}
@@ -144,6 +147,28 @@ func (s *Service) check(sr Series, in meridian.Entity) (prepared, error) {
 	doc[sr.IDField] = p.parentID
 	doc["deleted"] = false
 	return p, nil
+}
+
+// hasNUL reports whether a key or a string anywhere in v holds a NUL character, which
+// PostgreSQL's jsonb cannot store.
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, x := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNUL(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // integer reads a whole JSON number, as decoded (float64) or built in Go.
@@ -307,9 +332,10 @@ type ListQuery struct {
 	Include store.Include
 }
 
-// Page is one page of records, newest first.
+// Page is one page of records, newest first, each the stored JSON document (its
+// deleted flag kept current by Delete), passed on without being decoded.
 type Page struct {
-	Data  []meridian.Entity
+	Data  []json.RawMessage
 	Total int
 	After string
 }
@@ -379,7 +405,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 			return err
 		}
 		defer rows.Close()
-		page.Data = []meridian.Entity{}
+		page.Data = []json.RawMessage{}
 		size := 0
 		var last record
 		for rows.Next() {
@@ -391,11 +417,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 				page.After = cursor{ts: last.ts, id: last.id}.String()
 				break
 			}
-			e, err := r.entity()
-			if err != nil {
-				return err
-			}
-			page.Data = append(page.Data, e)
+			page.Data = append(page.Data, json.RawMessage(r.doc))
 			size += len(r.doc)
 			last = r
 		}

@@ -104,6 +104,15 @@ func (f *fixture) mcp(ts int64, status string) string {
 	return fmt.Sprintf(`{"server":{"id":%q,"type":"mcpServer"},"serverId":%q,"timestamp":%d,"status":%q}`, f.server.ID(), f.server.ID(), ts, status)
 }
 
+func decode(t *testing.T, raw json.RawMessage) meridian.Entity {
+	t.Helper()
+	var e meridian.Entity
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("listed record %s: %v", raw, err)
+	}
+	return e
+}
+
 func wantCode(t *testing.T, err error, code, contains string) {
 	t.Helper()
 	if meridian.ErrorCode(err) != code {
@@ -163,6 +172,14 @@ func testValidation(t *testing.T, f *fixture) {
 	}
 	_, err := f.svc.Create(f.ctx, f.admin, executions.MCP, nil)
 	wantCode(t, err, meridian.EInvalid, "JSON object")
+	nul := f.doc(f.mcp(base, "Running"))
+	nul["executedBy"] = "a\x00b"
+	_, err = f.svc.Create(f.ctx, f.admin, executions.MCP, nul)
+	wantCode(t, err, meridian.EInvalid, "NUL")
+	nul = f.doc(f.mcp(base, "Running"))
+	nul["toolCalls"] = []any{map[string]any{"na\x00me": 1}}
+	_, err = f.svc.Create(f.ctx, f.admin, executions.MCP, nul)
+	wantCode(t, err, meridian.EInvalid, "NUL")
 }
 
 func testParentMustExist(t *testing.T, f *fixture) {
@@ -184,7 +201,7 @@ func testConflict(t *testing.T, f *fixture) {
 	wantCode(t, err, meridian.EConflict, "already exists")
 	// The failed create wrote nothing.
 	page, err := f.svc.List(f.ctx, f.admin, executions.MCP, executions.ListQuery{ParentID: f.server.ID()})
-	if err != nil || page.Total != 1 || page.Data[0]["status"] != "Running" {
+	if err != nil || page.Total != 1 || decode(t, page.Data[0])["status"] != "Running" {
 		t.Fatalf("after conflict: %+v, %v", page, err)
 	}
 }
@@ -205,7 +222,11 @@ func testList(t *testing.T, f *fixture) {
 		if page.Total != 15 {
 			t.Fatalf("total = %d, want 15", page.Total)
 		}
-		for _, e := range page.Data {
+		for _, raw := range page.Data {
+			e := decode(t, raw)
+			if e["deleted"] != false {
+				t.Fatalf("listed record: %v", e)
+			}
 			ts, _ := e["timestamp"].(float64)
 			seen = append(seen, int64(ts))
 		}
@@ -263,6 +284,10 @@ func testDelete(t *testing.T, f *fixture) {
 	page, _ := f.svc.List(f.ctx, f.admin, executions.MCP, executions.ListQuery{ParentID: f.server.ID()})
 	if page.Total != 1 {
 		t.Fatalf("soft-deleted record listed: %+v", page)
+	}
+	all, _ := f.svc.List(f.ctx, f.admin, executions.MCP, executions.ListQuery{ParentID: f.server.ID(), Include: store.IncludeDeleted})
+	if all.Total != 1 || decode(t, all.Data[0])["deleted"] != true {
+		t.Fatalf("include=deleted: %+v", all)
 	}
 	_, err = f.svc.Delete(f.ctx, f.admin, executions.MCP, a.ID(), false)
 	wantCode(t, err, meridian.ENotFound, "")
