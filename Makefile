@@ -7,7 +7,13 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
 # Fuzz targets as package:Target.
-FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks ./billing:FuzzParsePrices ./rest:FuzzBillingRequests
+FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics
+FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck ./rest:FuzzQueryRunnerConfigRequests ./rest:FuzzQueryRunnerRunRequests
+FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
+FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
+FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzActivitySettings ./rest:FuzzCollabRequestsNeverFailInternally
+FUZZ_TARGETS += ./billing:FuzzParsePrices ./rest:FuzzBillingRequests
+FUZZ_TARGETS += ./graph:FuzzQuery ./graph/remote:FuzzRewriting .:FuzzParseShaclShapes
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 
@@ -32,14 +38,18 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# deps makes the real components the tests use available: the local PostgreSQL is
+# deps makes the real components the tests use available: the local PostgreSQL (and the
+# local MariaDB that Query Runner's tests target) is
 # started when it is down, pgvector is built and installed when it is missing, and the
 # npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
-# OpenAPI linter) are installed with npm ci.
+# OpenAPI linter) are installed with npm ci. A throwaway Virtuoso 7 is installed and
+# started on loopback for the remote SPARQL tests (scripts/start-virtuoso.sh).
 deps:
 	./scripts/start-postgres.sh
+	./scripts/start-mariadb.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
+	./scripts/start-virtuoso.sh
 
 unit: deps
 	$(GO) test -count=1 ./...

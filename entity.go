@@ -1,6 +1,7 @@
 package meridian
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -142,6 +143,45 @@ type ChangeDescription struct {
 	FieldsUpdated   []FieldChange `json:"fieldsUpdated"`
 	FieldsDeleted   []FieldChange `json:"fieldsDeleted"`
 	PreviousVersion float64       `json:"previousVersion"`
+	// ChangeSummary says, per changed field, where the change came from, as
+	// OpenMetadata's changeSummary does: set when the write carried a ChangeSource (an
+	// accepted suggestion names its task).
+	ChangeSummary map[string]any `json:"changeSummary,omitempty"`
+}
+
+// ChangeSource is where a write comes from when it is not a plain edit: an accepted
+// suggestion or task (Source "Suggested", Task the task's reference).
+type ChangeSource struct {
+	Source string
+	Task   *EntityRef
+}
+
+type changeSourceKey struct{}
+
+// WithChangeSource returns a context whose writes record src in their change
+// description's changeSummary.
+func WithChangeSource(ctx context.Context, src ChangeSource) context.Context {
+	return context.WithValue(ctx, changeSourceKey{}, src)
+}
+
+// ChangeSourceFrom returns the change source the context carries, if any.
+func ChangeSourceFrom(ctx context.Context) (ChangeSource, bool) {
+	src, ok := ctx.Value(changeSourceKey{}).(ChangeSource)
+	return src, ok
+}
+
+// Summarize sets c.ChangeSummary: one entry per changed field naming src, by and at.
+func (c *ChangeDescription) Summarize(src ChangeSource, by string, at int64) {
+	entry := map[string]any{"changeSource": src.Source, "changedBy": by, "changedAt": at}
+	if src.Task != nil {
+		entry["task"] = src.Task.Map()
+	}
+	c.ChangeSummary = map[string]any{}
+	for _, list := range [][]FieldChange{c.FieldsAdded, c.FieldsUpdated, c.FieldsDeleted} {
+		for _, f := range list {
+			c.ChangeSummary[f.Name] = entry
+		}
+	}
 }
 
 // Empty reports whether nothing changed.

@@ -112,7 +112,63 @@ type Kind struct {
 	// DedicatedFlows is true when generic patching by an assistant is refused because the
 	// kind has its own flows (users, test cases, test suites).
 	DedicatedFlows bool
+	// EventTypes rename the engine's change event types for this kind's writes: a
+	// task's entityCreated is recorded as taskCreated. A type not listed keeps its name.
+	EventTypes map[string]string
+	// Operations rename the engine's generic policy operations for this kind: a task's
+	// Create is checked as CreateTask, its Edit as EditTask. An operation not listed
+	// keeps its name.
+	Operations map[string]string
+	// Allow, when set, decides the kind's own policy operations (the values of
+	// Operations and the kind's flows' operations, such as ResolveTask) for a principal
+	// that is not an admin: the policy asks it instead of applying its role rules.
+	Allow func(p *Principal, op string, e Entity) bool
+	// LeftTheFeed is true for a kind whose entities were feed threads once and are
+	// served at their own collection now (announcements): a feed call naming one answers
+	// 400 saying so.
+	LeftTheFeed bool
+	// Graph says how the knowledge graph projects the kind's entities besides the
+	// generic mapping (package graph).
+	Graph GraphFacts
 }
+
+// EventType is the change event type the kind records for the engine's type typ.
+func (k *Kind) EventType(typ string) string {
+	if t, ok := k.EventTypes[typ]; ok {
+		return t
+	}
+	return typ
+}
+
+// Operation is the policy operation the kind checks for the generic operation op.
+func (k *Kind) Operation(op string) string {
+	if o, ok := k.Operations[op]; ok {
+		return o
+	}
+	return op
+}
+
+// GraphFacts are what the knowledge graph needs to know of a kind beyond its fields.
+type GraphFacts struct {
+	// Classes are standard RDF classes (full IRIs) its entities belong to besides their
+	// Meridian class: tables are dcat:Dataset, tags and glossary terms skos:Concept,
+	// classifications and glossaries skos:ConceptScheme.
+	Classes []string
+	// Broader is the reference field naming an entity's broader concept (a tag's or a
+	// glossary term's parent), projected as skos:broader.
+	Broader string
+	// Scheme is the reference field naming the concept scheme an entity is in (a tag's
+	// classification, a glossary term's glossary), projected as skos:inScheme.
+	Scheme string
+}
+
+// Standard RDF classes named by kinds' GraphFacts.
+const (
+	ClassDataset       = "http://www.w3.org/ns/dcat#Dataset"
+	ClassConcept       = "http://www.w3.org/2004/02/skos/core#Concept"
+	ClassConceptScheme = "http://www.w3.org/2004/02/skos/core#ConceptScheme"
+	ClassAgent         = "http://www.w3.org/ns/prov#Agent"
+)
 
 // Container is the entity of Kind an entity belongs to: when a create or PUT body leaves
 // Field empty, the engine sets it to a reference to the entity Body describes (built

@@ -52,7 +52,10 @@ func withSearchIndex(k *Kind, index string) *Kind {
 
 // DefaultKinds returns every kind Meridian serves.
 func DefaultKinds() []*Kind {
-	return append(baseKinds(), eventKinds()...)
+	kinds := baseKinds()
+	kinds = append(kinds, eventKinds()...)
+	kinds = append(kinds, taskKinds()...)
+	return kinds
 }
 
 // baseKinds are the catalog's own kinds; capabilities' kinds are appended to them.
@@ -86,7 +89,8 @@ func baseKinds() []*Kind {
 			Inherit: []string{"database", "service", "serviceType"},
 			Filters: []Filter{{Param: "databaseSchema", Prefix: true}, {Param: "database", Prefix: true},
 				{Param: "service", Prefix: true}},
-			Validate: validateColumns, DataAsset: true, AlwaysFields: []string{"columns"}},
+			Validate: validateColumns, DataAsset: true, AlwaysFields: []string{"columns"},
+			Graph: GraphFacts{Classes: []string{ClassDataset}}},
 		{Name: "storedProcedure", Collection: "storedProcedures", Fields: assetFields, SoftDelete: true, DataAsset: true,
 			Parents: []ParentRule{{Field: "databaseSchema", Kind: "databaseSchema"}}, ParentRequired: true,
 			Inherit: []string{"database", "service", "serviceType"},
@@ -134,20 +138,22 @@ func baseKinds() []*Kind {
 		// Governance.
 		{Name: "classification", Collection: "classifications", Fields: fields(governanceFields, "termCount", "usageCount"),
 			SoftDelete: true, Immutable: []string{"mutuallyExclusive"}, NoLineage: true,
-			Unanswered: []string{"followers", "tags"}},
+			Unanswered: []string{"followers", "tags"}, Graph: GraphFacts{Classes: []string{ClassConceptScheme}}},
 		{Name: "tag", Collection: "tags", Fields: fields(governanceFields, "children", "usageCount"), SoftDelete: true,
 			NoLineage: true, DataAsset: true,
 			Parents:        []ParentRule{{Field: "parent", Kind: "tag"}, {Field: "classification", Kind: "classification"}},
 			ParentRequired: true, Inherit: []string{"classification"},
-			Filters: []Filter{{Param: "parent", Prefix: true}}},
+			Filters: []Filter{{Param: "parent", Prefix: true}},
+			Graph:   GraphFacts{Classes: []string{ClassConcept}, Broader: "parent", Scheme: "classification"}},
 		{Name: "glossary", Collection: "glossaries", Fields: fields(governanceFields, "termCount", "usageCount"), SoftDelete: true,
-			NoLineage: true},
+			NoLineage: true, Graph: GraphFacts{Classes: []string{ClassConceptScheme}}},
 		{Name: "glossaryTerm", Collection: "glossaryTerms", Fields: fields(governanceFields, "children", "relatedTerms", "usageCount"),
 			SoftDelete: true, NoLineage: true, DataAsset: true,
 			Parents:        []ParentRule{{Field: "parent", Kind: "glossaryTerm"}, {Field: "glossary", Kind: "glossary"}},
 			ParentRequired: true, Inherit: []string{"glossary"}, Prepare: prepareGlossaryTerm,
 			Unanswered: []string{"followers"},
-			Filters:    []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}}},
+			Filters:    []Filter{{Param: "glossary", Prefix: true}, {Param: "parent", Prefix: true}},
+			Graph:      GraphFacts{Classes: []string{ClassConcept}, Broader: "parent", Scheme: "glossary"}},
 		{Name: "domain", Collection: "domains", Fields: []string{"owners", "followers", "tags", "extension", "experts", "children"},
 			SoftDelete: true, Parents: []ParentRule{{Field: "parent", Kind: "domain"}}, Unanswered: []string{"deleted"}},
 		{Name: "dataProduct", Collection: "dataProducts", Fields: []string{"owners", "followers", "tags", "extension", "domains", "experts", "reviewers"},
@@ -156,7 +162,8 @@ func baseKinds() []*Kind {
 		// People.
 		{Name: "user", Collection: "users", Fields: []string{"teams", "roles", "owns", "follows", "domains", "personas"},
 			SoftDelete: true, Immutable: []string{"isBot"}, Privileged: []string{"roles", "isAdmin", "teams"},
-			Account: true, NoLineage: true, DedicatedFlows: true, NamedRefs: map[string]string{"roles": "role"}},
+			Account: true, NoLineage: true, DedicatedFlows: true, NamedRefs: map[string]string{"roles": "role"},
+			Graph: GraphFacts{Classes: []string{ClassAgent}}},
 		{Name: "team", Collection: "teams", Fields: []string{"owners", "users", "defaultRoles", "parents", "children", "domains", "policies"},
 			SoftDelete: true, Privileged: []string{"defaultRoles", "policies"}, Account: true, NoLineage: true,
 			Inverse: map[string]InverseRelation{"users": {Type: "teams", Kinds: []string{KindUser}}}},
@@ -188,6 +195,9 @@ func baseKinds() []*Kind {
 		{Name: "persona", Collection: "personas", Fields: []string{"owners", "followers", "domains", "users"}, SoftDelete: true, NoLineage: true,
 			Text:    []string{"context"},
 			Inverse: map[string]InverseRelation{"users": {Type: "personas", Kinds: []string{KindUser}}}},
+
+		// The knowledge graph: stored SHACL shapes (kinds_shacl.go).
+		shaclShapeKind(),
 	}
 }
 

@@ -53,7 +53,7 @@ func eventKinds() []*Kind {
 			Prepare: prepareEventSubscription, Validate: validateEventSubscription,
 			Filters: []Filter{{Param: "alertType", Field: "alertType"}}},
 		{Name: KindAnnouncement, Collection: "announcements", Fields: []string{"owners", "followers", "votes"},
-			SoftDelete: true, NoLineage: true, Prepare: prepareAnnouncement, Validate: validateAnnouncement,
+			SoftDelete: true, NoLineage: true, LeftTheFeed: true, Prepare: prepareAnnouncement, Validate: validateAnnouncement,
 			Filters: []Filter{{Param: "entityLink", Field: "entityLink"}}},
 	}
 }
@@ -109,6 +109,12 @@ func validateEventSubscription(_ context.Context, _ Catalog, w *Write) error {
 			endpoint, _ := cfg["endpoint"].(string)
 			if err := ValidateWebhookEndpoint(endpoint); err != nil {
 				return Errorf(EInvalid, "destinations[%d].config.endpoint: %s", i, err.Error())
+			}
+			headers, _ := cfg["headers"].(map[string]any)
+			for name, v := range headers {
+				if s, _ := v.(string); !ValidHeaderValue(s) {
+					return Errorf(EInvalid, "destinations[%d].config.headers: the value of %s holds a control character", i, name)
+				}
 			}
 		case destinationEmail:
 			receivers, _ := cfg["receivers"].([]any)
@@ -197,6 +203,17 @@ func ValidateWebhookEndpoint(s string) error {
 		return Errorf(EInvalid, "the endpoint must not carry credentials; use secretKey or headers")
 	}
 	return nil
+}
+
+// ValidHeaderValue reports whether s may be sent as an HTTP header value: no control
+// character but tab.
+func ValidHeaderValue(s string) bool {
+	for _, r := range s {
+		if (r < 0x20 && r != '\t') || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateEmailAddress checks one bare e-mail address (no display name, no line breaks).

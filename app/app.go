@@ -23,8 +23,16 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/billing"
 	"github.com/meridian-catalog/meridian/collab"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/executions"
+	"github.com/meridian-catalog/meridian/collab/tasks"
+	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/graph/shapes"
 	"github.com/meridian-catalog/meridian/quality"
+	"github.com/meridian-catalog/meridian/queryrunner"
+	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
@@ -81,6 +89,9 @@ type Config struct {
 	// Events configures the delivery of change events to event subscriptions (SMTP
 	// server, networks webhooks may reach, bounds); Node and Logger are set here.
 	Events events.Config
+	// Graph chooses the knowledge graph's store; its zero value reads
+	// MERIDIAN_SPARQL_ENDPOINT and MERIDIAN_SPARQL_UPDATE_ENDPOINT (GraphFromEnv).
+	Graph GraphConfig
 }
 
 // Catalog is an open catalog. Its fields are ready to use; Close releases them.
@@ -113,6 +124,12 @@ type Catalog struct {
 	Embedder vectors.Embedder
 	// Search answers typed searches of every mode: keyword (Entities), vector and hybrid.
 	Search *search.Engine
+	// QueryRunner is Query Runner's configs, credential resolution and saved queries;
+	// its test-connection workflows run on Jobs.
+	QueryRunner *queryrunner.Service
+	// QueryRunnerRuns runs Query Runner queries as durable workflows on Jobs, with the
+	// credentials QueryRunner resolves, and keeps their results.
+	QueryRunnerRuns *workflow.Service
 	// Billing is the credit ledger: it meters the tools (through rpc), the metered REST
 	// operations (through rest) and the embedder, and enforces the budgets; Run drains
 	// its journal.
@@ -120,6 +137,25 @@ type Catalog struct {
 	// Events delivers change events to event subscriptions (an outbox consumer); Run
 	// runs its delivery workers.
 	Events *events.Service
+	// Tasks runs the task flows and the feed over Entities, with the role policy.
+	Tasks *tasks.Service
+	// AuditLog reads the audit log; Audit records the edges' entries in it (Run starts
+	// it, Close writes what is still queued). Activity is the activity stream (Run
+	// starts its retention job every hour); Executions the MCP and agent execution
+	// records. The audit and activity outbox consumers run in Dispatcher.
+	AuditLog   *audit.Service
+	Audit      *audit.Writer
+	Activity   *activity.Service
+	Executions *executions.Service
+
+	auditMu     sync.Mutex // guards the three fields below
+	auditStop   context.CancelFunc
+	auditDone   chan struct{}
+	auditClosed bool
+	// Graph answers bounded SPARQL over the catalog's RDF projection, which its Sync
+	// keeps in step as an outbox consumer; Run builds it first (BuildGraph).
+	Graph       *graph.Service
+	graphRemote bool
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -175,7 +211,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	js := jobs.New(db, jobs.Config{Node: node, Logger: log})
+	js := jobs.New(db, jobs.Config{Node: node, Logger: log, Workers: jobWorkers})
 	ents := store.New(store.Config{
 		Driver:    db,
 		Registry:  meridian.DefaultRegistry(),
@@ -210,7 +246,20 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	emb = bill.Embedder(emb)
 	index := vectors.NewIndex(db)
 	indexer := vectors.NewIndexer(ents, index, emb, log)
-	outbox = store.NewDispatcher(db, log, indexer, subscriptions)
+	auditLog := audit.New(db)
+	stream := activity.New(ents, db, activity.Config{Jobs: js, Logger: log})
+	js.Register(activity.JobTypeRetention, func(ctx context.Context, _ jobs.Job, progress store.JobProgress) (any, error) {
+		return stream.RunRetention(ctx, progress)
+	})
+	execs, err := executions.New(ents)
+	if err != nil {
+		return nil, fmt.Errorf("load the execution record schemas: %w", err)
+	}
+	kg, err := newGraph(cfg.Graph, ents, log)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge graph: %w", err)
+	}
+	outbox = store.NewDispatcher(db, log, indexer, subscriptions, activity.NewConsumer(db), audit.NewConsumer(db), kg.Sync())
 	switch {
 	case cfg.EventRetention < 0:
 		outbox.Retention = 0
@@ -223,6 +272,9 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	js.Register(store.JobTypeDelete, func(ctx context.Context, j jobs.Job, _ store.JobProgress) (any, error) {
 		return ents.SettleDelete(ctx, j.Params)
 	})
+	qr := queryrunner.New(queryrunner.Config{Entities: ents, Sealer: sealer, Jobs: js, Logger: log})
+	js.Register(queryrunner.JobTypeTestConnection, qr.ResumeTestConnection)
+	qrRuns := workflow.New(workflow.Config{DB: db, Jobs: js, Resolver: qr, Logger: log})
 	if n, err := ents.EnsureSearchIndex(ctx); err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	} else if n > 0 {
@@ -236,13 +288,27 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	engine := &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}
 	set, err := tools.New(tools.Config{Entities: ents, Search: engine, Schemas: validator, Budget: cfg.Budget,
-		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger})
+		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger, Graph: kg, Shapes: &shapes.Validator{Graph: kg, Entities: ents, Jobs: js}})
 	if err != nil {
 		return nil, err
 	}
-	return &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
+	c := &Catalog{DataDir: cfg.DataDir, Driver: db, Schemas: validator, Entities: ents, Auth: authority,
 		Dispatcher: outbox, Jobs: js, Tools: set, Vectors: index, Indexer: indexer, Embedder: emb,
-		Search: engine, Billing: bill, Events: subscriptions}, nil
+		Search:          engine,
+		QueryRunner:     qr,
+		QueryRunnerRuns: qrRuns,
+		Events:          subscriptions,
+		Tasks:           tasks.New(ents, auth.Policy{}),
+		AuditLog:        auditLog,
+		Audit:           audit.NewWriter(auditLog, audit.WriterConfig{Logger: log}),
+		Activity:        stream,
+		Executions:      execs,
+		Billing:         bill,
+		Graph:           kg,
+		graphRemote:     cfg.Graph.Remote() || (cfg.Graph == GraphConfig{} && GraphFromEnv().Remote()),
+	}
+	registerGraphJob(js, c)
+	return c, nil
 }
 
 // OpenDriver opens only the store cfg describes, creating the data directory and
@@ -287,16 +353,48 @@ func (c *Catalog) Run(ctx context.Context) {
 			slog.Default().Warn("the embedding reindex did not start", "err", err)
 		}
 	}
+	c.startAudit()
 	var wg sync.WaitGroup
+	wg.Go(func() { c.Activity.Run(ctx) }) // starts the retention job now and hourly
+	// The graph's consumer waits for the build; the other consumers go on meanwhile.
+	wg.Go(func() {
+		if err := c.BuildGraph(ctx); err != nil && ctx.Err() == nil {
+			slog.Default().Warn("the knowledge graph was not built", "err", err)
+		}
+	})
 	wg.Go(func() { c.Dispatcher.Run(ctx) })
 	wg.Go(func() { c.Jobs.Run(ctx) }) // first recovers the jobs a crash left behind
+	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
 	wg.Go(func() { c.Billing.Run(ctx) })
 	wg.Go(func() { c.Events.Run(ctx) })
 	wg.Wait()
 }
 
-// Close drains the billing journal into the ledger and closes the store.
+// startAudit starts the audit writer once, on its own context: it outlives Run's, so
+// the requests still served during a shutdown are recorded, and Close stops it.
+func (c *Catalog) startAudit() {
+	c.auditMu.Lock()
+	defer c.auditMu.Unlock()
+	if c.auditStop != nil || c.auditClosed {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.auditStop, c.auditDone = cancel, done
+	go func() { defer close(done); c.Audit.Run(ctx) }()
+}
+
+// Close writes the audit entries still queued, drains the billing journal into the
+// ledger, then closes the store.
 func (c *Catalog) Close() error {
+	c.auditMu.Lock()
+	c.auditClosed = true
+	stop, done := c.auditStop, c.auditDone
+	c.auditMu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
 	if err := c.Billing.Close(context.Background()); err != nil {
 		slog.Default().Warn("billing: the journal was not drained; it is replayed at the next start", "err", err)
 	}
@@ -306,8 +404,21 @@ func (c *Catalog) Close() error {
 // Modules are the capabilities that own tables in the catalog database, in the order
 // their migrations apply.
 func Modules() []store.Module {
-	return []store.Module{auth.Module(), quality.Module(), jobs.Module(), vectors.Module(), events.Module(), billing.Module()}
+	return []store.Module{
+		auth.Module(), quality.Module(), jobs.Module(), vectors.Module(),
+		queryrunner.Module(),
+		workflow.Module(),
+		events.Module(),
+		tasks.Module(),
+		activity.Module(), audit.Module(), executions.Module(),
+		billing.Module(),
+	}
 }
+
+// jobWorkers is how many durable jobs run at once on a node. Query Runner's runs and
+// connection tests wait on a database most of their time, so they would hold the job
+// service's default two workers against async deletes, reindexing and graph rebuilds.
+const jobWorkers = 8
 
 // nodeIDFile names this node for the jobs service: a job's lease belongs to a node, so a
 // restarted node takes its own jobs back at once.

@@ -42,6 +42,10 @@
 //     never HardDelete.
 //  8. DataConsumer, and any principal with no known role: View and Follow; Edit and
 //     Delete (soft) only on entities they own; no Create; no HardDelete.
+//  8. A kind with its own operations (Kind.Operations and Kind.Allow: a task's
+//     CreateTask, EditTask, ResolveTask, CloseTask, ReassignTask) decides every
+//     operation but View and Follow for a non-admin itself; rules 5 to 7 do not apply
+//     to it (see meridian.TaskAllows for the task rules).
 //
 // A principal owns an entity when one of its owners is an EntityRef of type "user"
 // whose id is the principal's id or whose name is the principal's name. A team
@@ -105,7 +109,11 @@ func allowed(p *meridian.Principal, op store.Operation, k *meridian.Kind, e meri
 	switch op {
 	case store.OpView, store.OpFollow:
 		return true
-	case store.OpHardDelete:
+	}
+	if k != nil && k.Allow != nil {
+		return k.Allow(p, string(op), e) // the kind's own operations (a task's CreateTask, ResolveTask, …)
+	}
+	if op == store.OpHardDelete {
 		return false
 	}
 	if k.AdminOnly {

@@ -45,6 +45,7 @@ type config struct {
 	seed        uint64
 	core        bool   // the catalog suite (ingest, GET, list, PATCH, search, MCP)
 	semantic    bool   // the semantic suite (semantic.go, model.go)
+	queryrunner bool   // the Query Runner suite (queryrunner.go)
 	semanticN   int    // tables of the semantic suite
 	modelN      int    // tables of the USE-lite server
 	root        string // module root
@@ -72,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.postgresURL, "postgres-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL server; a throwaway database meridian_bench_<random> is created on it and dropped")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated catalog and of the sampled tables")
-	suites := fs.String("suites", "core,semantic", "comma-separated suites: core (the catalog operations), semantic (issue 9)")
+	suites := fs.String("suites", "core,semantic", "comma-separated suites: core (the catalog operations), semantic (issue 9), queryrunner (issue 12)")
 	fs.IntVar(&c.semanticN, "semantic-n", 10000, "tables of the semantic suite, bulk-loaded with the hashing embedder")
 	fs.IntVar(&c.modelN, "model-n", 50, "tables of the semantic suite's USE-lite server (SQLite)")
 	if err := fs.Parse(args); err != nil {
@@ -91,11 +92,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 			c.core = true
 		case "semantic":
 			c.semantic = true
+		case "queryrunner":
+			c.queryrunner = true
 		default:
-			return fmt.Errorf("unknown suite %q: use core or semantic", s)
+			return fmt.Errorf("unknown suite %q: use core, semantic or queryrunner", s)
 		}
 	}
-	if !c.core && !c.semantic {
+	if !c.core && !c.semantic && !c.queryrunner {
 		return errors.New("-suites names no suite")
 	}
 	for _, d := range strings.Split(drivers, ",") {
@@ -165,7 +168,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 		rep.models = benchModels(ctx, c, bin, tmp, logf)
 	}
 
-	md := rep.markdown()
+	var qr []*qrResult
+	for _, d := range c.drivers {
+		if !c.queryrunner || ctx.Err() != nil {
+			break
+		}
+		logf("%s queryrunner: start", d)
+		res := benchQueryRunner(ctx, c, d, bin, tmp, logf)
+		if res.skipped != "" {
+			logf("%s queryrunner: skipped: %s", d, res.skipped)
+		}
+		qr = append(qr, res)
+	}
+
+	md := ""
+	if c.core || c.semantic {
+		md = rep.markdown()
+	}
+	if c.queryrunner {
+		md += qrMarkdown(rep.machine, qr)
+	}
 	fmt.Fprint(stdout, md)
 	if c.out != "" {
 		out := c.out

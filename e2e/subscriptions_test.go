@@ -253,6 +253,8 @@ func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
 		{"name": "badType", "destinations": []any{map[string]any{"type": "Slack", "config": map[string]any{}}}},
 		{"name": "noEndpoint", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{}}}},
 		{"name": "creds", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://u:p@example.com"}}}},
+		{"name": "badHeader", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com",
+			"headers": map[string]any{"X-Token": "a\r\nX-Injected: 1"}}}}},
 		{"name": "noReceivers", "destinations": []any{map[string]any{"type": "Email", "config": map[string]any{}}}},
 		{"name": "badEvent", "destinations": []any{map[string]any{"type": "Webhook", "config": map[string]any{"endpoint": "https://example.com"}}},
 			"input": map[string]any{"filters": []any{map[string]any{"name": "filterByEventType", "arguments": []any{map[string]any{"name": "eventTypeList", "input": []any{"nope"}}}}}}},
@@ -278,9 +280,13 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 	c.must(http.StatusOK, "PUT", "/api/v1/lineage", edge)
 	c.do("DELETE", fmt.Sprintf("/api/v1/lineage/table/%s/table/%s", a["id"], b["id"]), nil, nil)
 	c.must(http.StatusOK, "DELETE", "/api/v1/databaseSchemas/"+schID+"?recursive=true&hardDelete=true", nil)
+	soft, softID := hierarchy(t, c, "ev2", "db", "sch")
+	table(t, c, soft, "x", nil)
+	table(t, c, soft, "y", nil)
+	c.must(http.StatusOK, "DELETE", "/api/v1/databaseSchemas/"+softID+"?recursive=true", nil)
 	evs := list(c.must(http.StatusOK, "GET", "/api/v1/events?limit=1000", nil)["data"])
 	var lineage []string
-	var deletes []map[string]any
+	var deletes, softDeletes []map[string]any
 	for _, e := range evs {
 		m := object(e)
 		switch typ := str(m["eventType"]); {
@@ -288,7 +294,12 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 			lineage = append(lineage, typ)
 		case typ == "entityDeleted":
 			deletes = append(deletes, m)
+		case typ == "entitySoftDeleted":
+			softDeletes = append(softDeletes, m)
 		}
+	}
+	if len(softDeletes) != 1 || softDeletes[0]["entityId"] != softID || softDeletes[0]["recursive"] != true {
+		t.Errorf("soft delete events %v: want one, for the schema, recursive", softDeletes)
 	}
 	if strings.Join(lineage, ",") != "entityLineageAdded,entityLineageUpdated,entityLineageDeleted" {
 		t.Errorf("lineage events %v", lineage)
@@ -323,4 +334,35 @@ func TestSubscriptionDeadReceiverBlocksNobody(t *testing.T) {
 	if got := healthy.Wait(5, 5*time.Second); len(got) != 5 {
 		t.Fatalf("the healthy receiver got %d of 5 events within 5s", len(got))
 	}
+}
+
+// TestSubscriptionFailedEventsAreListed: on a server that does not allow loopback
+// webhooks, delivery to one fails for good at once: the subscription shows it and lists
+// the event given up (admins only).
+func TestSubscriptionFailedEventsAreListed(t *testing.T) {
+	s := startServer(t)
+	c := s.admin
+	sch, _ := hierarchy(t, c, "fail", "db", "sch")
+	r := eventstest.NewReceiver(t, "")
+	sub := subscription(t, c, "refused", r)
+	id := str(sub["id"])
+	table(t, c, sch, "orders", nil)
+	eventually(t, 20*time.Second, "the event is given up", func() bool {
+		st := statusOf(t, c, id)
+		return st["status"] == "failed" && num(st["failedEvents"]) == 1 && strings.Contains(str(st["lastError"]), "not allowed")
+	})
+	res := c.must(http.StatusOK, "GET", "/api/v1/events/subscriptions/"+id+"/failedEvents", nil)
+	data := list(res["data"])
+	if len(data) != 1 || object(object(data[0])["changeEvent"])["entityFullyQualifiedName"] != "fail.db.sch.orders" ||
+		!strings.Contains(str(object(data[0])["reason"]), "not allowed") || object(data[0])["failingSubscriptionId"] != id {
+		t.Fatalf("failed events %v", res)
+	}
+	if r.Attempts() != 0 {
+		t.Fatal("the refused receiver was reached")
+	}
+	steward := s.user(t, "steward", "DataSteward")
+	expectError(t, steward.c.do("GET", "/api/v1/events/subscriptions/"+id+"/failedEvents", nil, nil), http.StatusForbidden, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/"+id+"/failedEvents?limit=0", nil, nil), http.StatusBadRequest, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/9b2f5c3e-1d2a-4c1b-8f3e-2a1b3c4d5e6f/failedEvents", nil, nil), http.StatusNotFound, "")
+	expectError(t, c.do("GET", "/api/v1/events/subscriptions/nope/failedEvents", nil, nil), http.StatusBadRequest, "")
 }

@@ -25,6 +25,16 @@ func FuzzRequestsNeverFailInternally(f *testing.F) {
 		{"DELETE", "/api/v1/databases/name/svc.db?hardDelete=true&recursive=maybe", ""},
 		{"PUT", "/api/v1/dataQuality/testCases/a.b.c/testCaseResult", `{"timestamp":1,"testCaseStatus":"Nope"}`},
 		{"GET", "/api/v1/tables/name/%22a.b%22.c", ""},
+		{"GET", "/api/v1/rdf/sparql?query=SELECT+*+WHERE+%7B+%3Fs+%3Fp+%3Fo+%7D+LIMIT+3&format=tsv", ""},
+		{"POST", "/api/v1/rdf/sparql?limit=0", "query=ASK+%7B+GRAPH+%3Fg+%7B%7D+%7D"},
+		{"GET", "/api/v1/rdf/entity/table/00000000-0000-0000-0000-000000000000", ""},
+		{"POST", "/api/v1/rdf/rebuild", ""},
+		{"POST", "/api/v1/tasks", `{"type":"Suggestion","about":"<#E::table::svc.db.sch.t>","payload":{"fieldPath":"columns.\"a.b\".description","suggestionType":"SuggestDescription","suggestedValue":"x"}}`},
+		{"GET", "/api/v1/tasks?startTs=1&endTs=2&about=%3C%23E%3A%3Atable%3A%3Ax%3E&assignee=a", ""},
+		{"POST", "/api/v1/tasks/bulk", `{"operation":"Approve","about":"svc.db"}`},
+		{"POST", "/api/v1/feed", `{"message":"m","about":"<#E::databaseService::svc>","type":"Task","taskDetails":{"type":"UpdateTag","assignees":["admin"],"suggestion":"[{}]"}}`},
+		{"GET", "/api/v1/feed?type=Task&after=MXx4&limit=5", ""},
+		{"PUT", "/api/v1/feed/tasks/1/resolve", `{"newValue":"x"}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.body)

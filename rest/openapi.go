@@ -439,6 +439,8 @@ var errorStatuses = map[int]struct{ name, description string }{
 	413: {"PayloadTooLarge", "The body is larger than 9 MiB."},
 	415: {"UnsupportedMediaType", "PATCH takes application/json-patch+json."},
 	429: {"TooManyRequests", "Too many requests or jobs are waiting; try again later."},
+	406: {"NotAcceptable", "No format the Accept header allows can carry the answer."},
+	503: {"ServiceUnavailable", "A component the operation needs is not ready (the knowledge graph is being built)."},
 }
 
 func errorResponses() obj {

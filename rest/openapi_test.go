@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab/tasks"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -29,7 +30,8 @@ var methods = []string{"get", "put", "post", "patch", "delete", "head", "options
 // OpenAPI document, which needs no token.
 func bareHandler(t *testing.T) http.Handler {
 	t.Helper()
-	return New(Config{Entities: store.New(store.Config{Registry: meridian.DefaultRegistry()}), Version: "1.2.3-test"})
+	ents := store.New(store.Config{Registry: meridian.DefaultRegistry()})
+	return New(Config{Entities: ents, Version: "1.2.3-test", Tasks: tasks.New(ents, nil)})
 }
 
 // fetchOpenAPI GETs the document without a token and decodes it.

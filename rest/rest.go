@@ -24,7 +24,14 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/billing"
+	"github.com/meridian-catalog/meridian/collab/activity"
+	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/collab/events"
+	"github.com/meridian-catalog/meridian/collab/executions"
+	"github.com/meridian-catalog/meridian/collab/tasks"
+	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/queryrunner"
+	"github.com/meridian-catalog/meridian/queryrunner/workflow"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/jobs"
@@ -61,12 +68,33 @@ type Config struct {
 	// base of the answers' absolute hrefs (rpc.ParseTrustedProxies); from anyone else
 	// they are ignored.
 	TrustedProxies []netip.Prefix
+	// QueryRunner serves Query Runner's configs and saved queries (/v1/queryRunner);
+	// nil answers 404 there.
+	QueryRunner *queryrunner.Service
+	// QueryRunnerRuns runs Query Runner workflows (/v1/platform/apps/queryRunner); nil
+	// answers 404 there.
+	QueryRunnerRuns *workflow.Service
 	// Billing serves /v1/billing and meters the operations its price table names
 	// (billing_meter.go); nil answers 404 there and meters nothing.
 	Billing *billing.Service
 	// Events delivers change events to event subscriptions and tests their
 	// destinations; nil answers 404 to testDestination.
 	Events *events.Service
+	// Tasks serves the task flows (/v1/tasks beside the task kind's generic routes) and
+	// the feed (/v1/feed); nil leaves only the generic task routes.
+	Tasks *tasks.Service
+	// Audit records every write and authentication failure in the audit log; nil
+	// records nothing. AuditLog serves /v1/audit/logs, Activity /v1/activity/** and
+	// Executions /v1/mcpExecutions and /v1/agentExecutions; nil means one over
+	// Entities' driver (without the activity retention job, which app runs).
+	Audit      *audit.Writer
+	AuditLog   *audit.Service
+	Activity   *activity.Service
+	Executions *executions.Service
+	// Graph answers /api/v1/rdf; nil answers 503 there. GraphRebuild starts the durable
+	// rebuild job and returns its id.
+	Graph        *graph.Service
+	GraphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 }
 
 type server struct {
@@ -79,12 +107,23 @@ type server struct {
 	dispatcher     *store.Dispatcher
 	jobs           *jobs.Service
 	trustedProxies []netip.Prefix
+	qr             *queryrunner.Service
+	qrRuns         *workflow.Service
 	billing        *billing.Service
 	events         *events.Service
+	tasks          *tasks.Service
+	audit          *audit.Writer
+	auditLog       *audit.Service
+	activity       *activity.Service
+	executions     *executions.Service
 	metrics        *metrics
 	mux            *chi.Mux
 	// public holds "METHOD path" of the routes that need no token.
 	public map[string]bool
+	// reads holds "METHOD path" of the POST routes that only read.
+	reads        map[string]bool
+	graph        *graph.Service
+	graphRebuild func(ctx context.Context, p *meridian.Principal) (string, error)
 	// apiDoc is the OpenAPI document of the route table, built once by New; apiErr is
 	// why it could not be built.
 	apiDoc []byte
@@ -96,10 +135,23 @@ type server struct {
 // OpenAPI document are both made from one route table (routes.go).
 func New(c Config) http.Handler {
 	s := &server{ents: c.Entities, search: c.Search, auth: c.Auth, log: c.Logger, serverVersion: c.Version, ready: c.Ready, dispatcher: c.Dispatcher, jobs: c.Jobs,
-		trustedProxies: c.TrustedProxies, billing: c.Billing, events: c.Events}
+		trustedProxies: c.TrustedProxies,
+		qr:             c.QueryRunner,
+		qrRuns:         c.QueryRunnerRuns,
+		events:         c.Events,
+		tasks:          c.Tasks,
+		audit:          c.Audit,
+		auditLog:       c.AuditLog,
+		activity:       c.Activity,
+		executions:     c.Executions,
+		billing:        c.Billing,
+		graph:          c.Graph,
+		graphRebuild:   c.GraphRebuild,
+	}
 	if s.search == nil {
 		s.search = c.Entities
 	}
+	s.defaultCollab()
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -110,15 +162,18 @@ func New(c Config) http.Handler {
 
 	mux := chi.NewRouter()
 	s.mux = mux
-	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.authenticate, s.limitBody, s.absoluteHrefs)
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.auditRequests, s.authenticate, s.limitBody, s.absoluteHrefs)
 	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})
 	mux.MethodNotAllowed(s.methodNotAllowed)
-	s.public = map[string]bool{}
+	s.public, s.reads = map[string]bool{}, map[string]bool{}
 	for _, rt := range routes {
 		if s.billing != nil && rt.id != "" {
 			rt.handler = s.meterRoute(rt.id, rt.handler)
+		}
+		if rt.reads {
+			s.reads[rt.method+" "+rt.path] = true
 		}
 		if rt.method == "" {
 			mux.Handle(rt.path, rt.handler)
@@ -347,7 +402,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		if u, ok := r.Context().Value(logUserKey{}).(*string); ok {
 			*u = p.Name
 		}
-		if p.ReadOnly() && !readMethod(r.Method) {
+		if p.ReadOnly() && !readMethod(r.Method) && !s.reads[r.Method+" "+r.URL.EscapedPath()] {
 			s.writeError(w, r, meridian.Errorf(meridian.EForbidden,
 				"Principal: %s is limited to the %s scope and can not write", p.Name, meridian.ScopeRead))
 			return

@@ -46,7 +46,11 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(func() { stop(); <-stopped; cat.Close() })
 	f := &fixture{t: t, ents: cat.Entities, auth: cat.Auth, jobs: cat.Jobs}
 	f.srv = httptest.NewServer(New(Config{Entities: cat.Entities, Auth: cat.Auth, Version: "test",
-		Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, Ready: func(context.Context) error { return f.ready }}))
+		Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, Tasks: cat.Tasks, Ready: func(context.Context) error { return f.ready },
+		Graph: cat.Graph, GraphRebuild: cat.StartGraphRebuild}))
+	for deadline := time.Now().Add(10 * time.Second); !cat.Graph.Sync().Ready() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	t.Cleanup(f.srv.Close)
 	f.admin = f.userToken("admin", []string{meridian.RoleAdmin}, false)
 	return f

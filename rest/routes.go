@@ -29,20 +29,31 @@ type route struct {
 	// public routes need no token: the document gives them an empty security list and
 	// authenticate lets them through.
 	public bool
+	// reads marks a POST that only reads (a SPARQL query): tokens scoped to
+	// metadata:read may call it.
+	reads bool
 }
 
 // familyTags describe the tags of the special families. A tag named after a kind is
 // described by the kind's schema instead.
 var familyTags = map[string]string{
-	"meta":     "The API description itself.",
-	"user":     "Users.",
-	"security": "Personal access tokens and bot tokens.",
-	"events":   "The change-event outbox (admins only).",
-	"jobs":     "Durable asynchronous jobs (async deletes, …).",
-	"search":   "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
-	"lineage":  "Lineage edges between entities.",
-	"testCase": "Test cases.",
-	"billing":  "AI credit usage: the ledger's reports, budgets, credit alerts and MCP usage (workspace admins; me endpoints for any user).",
+	"meta":           "The API description itself.",
+	"user":           "Users.",
+	"security":       "Personal access tokens and bot tokens.",
+	"events":         "The change-event outbox (admins only).",
+	"jobs":           "Durable asynchronous jobs (async deletes, …).",
+	"search":         "Keyword, semantic and hybrid search, answered in Elasticsearch's shape.",
+	"lineage":        "Lineage edges between entities.",
+	"testCase":       "Test cases.",
+	qrRunTag:         "Query Runner execution: read-only queries run as durable workflows, stopped on the database server, with paged stored results.",
+	qrTag:            "Query Runner: admin, user and team configs with layered credentials, connection tests, and saved queries.",
+	"feed":           "Conversations about entities, and the legacy task threads (description, tag, approval, test case failure resolution).",
+	"activity":       "The activity stream of the system's changes, and its retention.",
+	"audit":          "The append-only audit log of writes and authentication failures (admins only).",
+	"mcpExecution":   "Runtime records of MCP servers, kept as a time series.",
+	"agentExecution": "Runtime records of AI agents (AI applications), kept as a time series.",
+	"billing":        "AI credit usage: the ledger's reports, budgets, credit alerts and MCP usage (workspace admins; me endpoints for any user).",
+	"rdf":            "The knowledge graph: SPARQL, RDF descriptions and the ontology.",
 }
 
 // routes is the route table: the operational endpoints, this document, the special
@@ -71,9 +82,25 @@ func (s *server) routes(reg *meridian.Registry) []route {
 	rs = append(rs, s.searchRoutes()...)
 	rs = append(rs, s.lineageRoutes(reg)...)
 	rs = append(rs, s.qualityRoutes(reg)...)
+	rs = append(rs, s.queryRunnerConfigRoutes()...)
+	rs = append(rs, s.queryRunnerRunRoutes()...)
+	rs = append(rs, s.taskRoutes(reg)...)
+	rs = append(rs, s.feedRoutes()...)
+	rs = append(rs, s.collabAuditRoutes()...)
 	rs = append(rs, s.billingRoutes()...)
+	rs = append(rs, s.graphRoutes()...)
+	// A family's row replaces the generic row of a kind at the same method and path (the
+	// task list, with its time window).
+	taken := map[string]bool{}
+	for _, rt := range rs {
+		taken[rt.method+" "+rt.path] = true
+	}
 	for _, k := range reg.Kinds() {
-		rs = append(rs, s.kindRoutes(k)...)
+		for _, rt := range s.kindRoutes(k) {
+			if !taken[rt.method+" "+rt.path] {
+				rs = append(rs, rt)
+			}
+		}
 	}
 	return rs
 }

@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/collab/events"
@@ -36,15 +37,30 @@ func (s *server) subscriptionRoutes() []route {
 		"latencyMs":  obj{"type": "integer", "description": "How long the attempt took."},
 		"error":      obj{"type": "string", "description": "Why it failed."},
 	}}
-	return []route{{method: http.MethodPost, path: apiPrefix + "/v1/events/subscriptions/testDestination",
-		handler: s.h(s.testDestination), id: "testEventSubscriptionDestination", tag: meridian.KindEventSubscription,
-		summary: "Send a test message to alert destinations",
-		description: "Admins only. Sends a test message to each destination at once (no retry) and answers, per destination, " +
-			"the HTTP status, the latency and the error. Webhooks reach only public addresses unless the server allows more " +
-			"networks (--webhook-allowed-networks); redirects are not followed.",
-		body: jsonBody("The destinations to test.", request, true),
-		responses: responses(obj{"200": resp("One result per destination, in order.",
-			obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": result}}})}, 400, 403)}}
+	failed := obj{"type": "object", "properties": obj{
+		"failingSubscriptionId": schemaRef("uuid"),
+		"changeEvent":           obj{"type": "object", "description": "The change event, its entity's secrets masked."},
+		"reason":                obj{"type": "string", "description": "The last error."},
+		"timestamp":             obj{"type": "integer", "format": "int64", "description": "When it was given up (epoch milliseconds)."},
+	}}
+	return []route{{method: http.MethodGet, path: apiPrefix + "/v1/events/subscriptions/{id}/failedEvents",
+		handler: s.h(s.failedEvents), id: "listEventSubscriptionFailedEvents", tag: meridian.KindEventSubscription,
+		summary: "List the events a subscription gave up",
+		description: "Admins only. Newest first; the newest " + strconv.Itoa(events.MaxFailedEvents) + " are kept per subscription. " +
+			"An event is given up after the retry horizon, or at once when retrying cannot help.",
+		params: []any{pathParamSpec("id", "The subscription's id.", schemaRef("uuid")),
+			queryParam("limit", "Most events answered.", obj{"type": "integer", "minimum": 1, "maximum": events.MaxFailedLimit, "default": events.DefaultFailedLimit})},
+		responses: responses(obj{"200": resp("The failed events.",
+			obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": failed}}})}, 400, 403, 404)},
+		{method: http.MethodPost, path: apiPrefix + "/v1/events/subscriptions/testDestination",
+			handler: s.h(s.testDestination), id: "testEventSubscriptionDestination", tag: meridian.KindEventSubscription,
+			summary: "Send a test message to alert destinations",
+			description: "Admins only. Sends a test message to each destination at once (no retry) and answers, per destination, " +
+				"the HTTP status, the latency and the error. Webhooks reach only public addresses unless the server allows more " +
+				"networks (--webhook-allowed-networks); redirects are not followed.",
+			body: jsonBody("The destinations to test.", request, true),
+			responses: responses(obj{"200": resp("One result per destination, in order.",
+				obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": result}}})}, 400, 403)}}
 }
 
 func (s *server) testDestination(w http.ResponseWriter, r *http.Request) error {
@@ -67,6 +83,31 @@ func (s *server) testDestination(w http.ResponseWriter, r *http.Request) error {
 		return invalid("Invalid request format: %s", jsonProblem(err))
 	}
 	res, err := s.events.TestDestination(r.Context(), principal(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": res})
+	return nil
+}
+
+func (s *server) failedEvents(w http.ResponseWriter, r *http.Request) error {
+	if s.events == nil {
+		return meridian.Errorf(meridian.ENotFound, "event subscriptions are not configured")
+	}
+	id, err := uuidParam(r, "id")
+	if err != nil {
+		return err
+	}
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil {
+			return invalid("[query param limit must be a number]")
+		}
+		if limit < 1 {
+			return invalid("[query param limit must be between 1 and %d]", events.MaxFailedLimit)
+		}
+	}
+	res, err := s.events.FailedEvents(r.Context(), principal(r), id, limit)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab/audit"
 )
 
 // Paths of the HTTP transport.
@@ -87,6 +88,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		status := meridian.HTTPStatus(meridian.ErrorCode(err))
+		h.cfg.Audit.Record(audit.Entry{Source: audit.SourceMCP, Kind: audit.KindAuthFailure, Method: r.Method,
+			Path: r.URL.Path, Status: status, RemoteAddr: audit.RemoteAddr(r, h.cfg.TrustedProxies),
+			RequestID: r.Header.Get("X-Request-ID"), Message: meridian.ErrorMessage(err)})
 		if status != http.StatusUnauthorized {
 			h.cfg.logger().ErrorContext(r.Context(), "mcp authentication failed", "error", err.Error())
 		}
@@ -101,6 +105,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := context.WithValue(meridian.WithPrincipal(r.Context(), p), httpClientKey{}, h.clients.of(r, p, body))
+	ctx = audit.WithRequest(ctx, audit.Request{RemoteAddr: audit.RemoteAddr(r, h.cfg.TrustedProxies), RequestID: r.Header.Get("X-Request-ID")})
 	h.mcp.ServeHTTP(w, r.WithContext(ctx))
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/billing"
+	"github.com/meridian-catalog/meridian/collab/audit"
 	"github.com/meridian-catalog/meridian/tools"
 )
 
@@ -54,6 +55,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-Host and X-Forwarded-Proto are
 	// believed (ParseTrustedProxies); from anyone else they are ignored.
 	TrustedProxies []netip.Prefix
+	// Audit records every call of a write tool and every failed authentication in the
+	// audit log; nil records nothing.
+	Audit *audit.Writer
 	// Billing meters every tool call and enforces the credit budgets before it runs
 	// (billing.go); nil meters nothing.
 	Billing *billing.Service
@@ -167,6 +171,7 @@ func handler(c Config, name string, log *slog.Logger) server.ToolHandlerFunc {
 		if p != nil {
 			who = p.Name
 		}
+		auditCall(ctx, c, p, name, args, res)
 		log.InfoContext(ctx, "mcp tool call", slog.String("tool", name), slog.String("user", who),
 			slog.Int("status", res.StatusCode), slog.Int("chars", len(res.Text)),
 			slog.Duration("duration", time.Since(start)))
@@ -186,4 +191,50 @@ func Render(res tools.Result) *mcp.CallToolResult {
 		out.RawStructuredContent = json.RawMessage(res.Text)
 	}
 	return out
+}
+
+// auditCall records a call of a write tool in the audit log, whatever its outcome: the
+// caller, the tool, the entity its arguments name, the status, and the client's address
+// (the HTTP transport puts it in the context; stdio calls come from the local process).
+func auditCall(ctx context.Context, c Config, p *meridian.Principal, name string, args map[string]any, res tools.Result) {
+	if c.Audit == nil {
+		return
+	}
+	if t, ok := c.Tools.Lookup(name); !ok || !t.Write {
+		return
+	}
+	e := audit.Entry{Source: audit.SourceMCP, Kind: audit.KindWrite, Method: "tools/call", Path: name, Status: res.StatusCode}
+	if e.Status == 0 {
+		e.Status = 200
+		if res.IsError {
+			e.Status = 500
+		}
+	}
+	if p != nil {
+		e.UserName = p.Name
+	}
+	if r, ok := audit.RequestFrom(ctx); ok {
+		e.RemoteAddr, e.RequestID = r.RemoteAddr, r.RequestID
+	} else {
+		e.RemoteAddr = "stdio"
+	}
+	for _, key := range []string{"entityType", "entity_type"} {
+		if v, ok := args[key].(string); ok && e.EntityType == "" {
+			e.EntityType = v
+		}
+	}
+	for _, key := range []string{"fqn", "fullyQualifiedName", "entityFqn"} {
+		if v, ok := args[key].(string); ok && e.EntityFQN == "" {
+			e.EntityFQN = v
+		}
+	}
+	if res.IsError {
+		var body struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(res.Text), &body) == nil {
+			e.Message = body.Error
+		}
+	}
+	c.Audit.Record(e)
 }

@@ -10,6 +10,9 @@ func (s *Entities) authorize(p *meridian.Principal, op Operation, k *meridian.Ki
 	if s.policy == nil {
 		return nil
 	}
+	if k != nil {
+		op = Operation(k.Operation(string(op))) // a task's Create is CreateTask
+	}
 	return s.policy.Authorize(p, op, k, e, owners)
 }
 

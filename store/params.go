@@ -46,6 +46,10 @@ func conditions(k *meridian.Kind, filters map[string]string) ([]Condition, error
 	return out, nil
 }
 
+// CursorAfter is the list cursor (ListOptions.After) of the position just after e in
+// a list ordered by name then id, for a service that filters the engine's pages.
+func CursorAfter(e meridian.Entity) string { return encodeCursor(Row{Name: e.Name(), ID: e.ID()}) }
+
 func encodeCursor(r Row) string {
 	b, _ := json.Marshal(Cursor{Name: r.Name, ID: r.ID})
 	return base64.URLEncoding.EncodeToString(b)

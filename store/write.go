@@ -109,6 +109,9 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 		version = row.Version.Major()
 	}
 	now := s.now().UnixMilli()
+	if src, ok := meridian.ChangeSourceFrom(ctx); ok {
+		cd.Summarize(src, principalName(p), now) // an accepted suggestion names its task
+	}
 	next["version"] = version.Float()
 	next["updatedAt"] = float64(now)
 	next["updatedBy"] = principalName(p)
@@ -258,7 +261,7 @@ func (s *Entities) removeTree(ctx context.Context, tx Tx, id string) error {
 
 // event builds a change event for an entity.
 func (s *Entities) event(p *meridian.Principal, typ string, k *meridian.Kind, e meridian.Entity, cd *meridian.ChangeDescription) meridian.ChangeEvent {
-	ev := meridian.ChangeEvent{ID: uuid.NewString(), EventType: typ, EntityType: k.Name, EntityID: e.ID(),
+	ev := meridian.ChangeEvent{ID: uuid.NewString(), EventType: k.EventType(typ), EntityType: k.Name, EntityID: e.ID(),
 		EntityFQN: e.FQN(), UserName: principalName(p), Timestamp: s.now().UnixMilli(),
 		CurrentVersion: e.Version().Float(), ChangeDescription: cd, Entity: e}
 	if cd != nil {

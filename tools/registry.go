@@ -42,6 +42,8 @@ import (
 	"sort"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/graph/shapes"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -118,6 +120,11 @@ type Config struct {
 	ReadOnly bool
 	// Logger receives internal errors; nil discards them.
 	Logger *slog.Logger
+	// Graph answers the knowledge-graph tools; nil makes them answer that the graph is
+	// not configured.
+	Graph *graph.Service
+	// Shapes runs shacl_validate; nil makes it answer that the graph is not configured.
+	Shapes *shapes.Validator
 }
 
 // Env is what tool builders get: the engine and the limits.
@@ -127,6 +134,8 @@ type Env struct {
 	Schemas  SchemaSource
 	Budget   int
 	Logger   *slog.Logger
+	Graph    *graph.Service
+	Shapes   *shapes.Validator
 }
 
 // Registry returns the kind registry.
@@ -155,6 +164,10 @@ var builders = []func(*Env) *Tool{
 	createContextMemory, createArticle, getKnowledgeContent,
 	// metrics.go
 	createMetric,
+	// graph.go
+	sparqlQuery, entityNeighborhood, findByTag, ontologyDescribe,
+	// graph_shacl.go
+	shaclValidate,
 }
 
 // detailSections are the optional sections of get_entity_details by include name.
@@ -197,7 +210,7 @@ func New(c Config) (*Set, error) {
 	if srch == nil {
 		srch = c.Entities
 	}
-	env := &Env{Entities: c.Entities, Search: srch, Schemas: c.Schemas, Budget: budget, Logger: log}
+	env := &Env{Entities: c.Entities, Search: srch, Schemas: c.Schemas, Budget: budget, Logger: log, Graph: c.Graph, Shapes: c.Shapes}
 	s := &Set{env: env, readOnly: c.ReadOnly, byName: map[string]*Tool{}}
 	for _, b := range builders {
 		t := b(env)

@@ -95,7 +95,18 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	handler, err := withMCP(cat, log, mcpOpts, rest.New(rest.Config{Entities: cat.Entities, Search: cat.Search, Auth: cat.Auth, Logger: log,
 		Version: version, Ready: cat.Ready, Dispatcher: cat.Dispatcher, Jobs: cat.Jobs, TrustedProxies: proxies,
-		Events: cat.Events, Billing: cat.Billing}))
+		QueryRunner:     cat.QueryRunner,
+		QueryRunnerRuns: cat.QueryRunnerRuns,
+		Events:          cat.Events,
+		Tasks:           cat.Tasks,
+		Audit:           cat.Audit,
+		AuditLog:        cat.AuditLog,
+		Activity:        cat.Activity,
+		Executions:      cat.Executions,
+		Billing:         cat.Billing,
+		Graph:           cat.Graph,
+		GraphRebuild:    cat.StartGraphRebuild,
+	}))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@
 //	meridian admin-token [--data-dir D] [--expires 30d]
 //	meridian migrate [--data-dir D]
 //	meridian reindex [--data-dir D | --database-url URL]
+//	meridian graph rebuild [--data-dir D | --database-url URL]
 //	meridian version
 //
 // Every flag has a MERIDIAN_* environment twin that sets its default.
@@ -41,6 +42,7 @@ Commands:
   demo           load a small sample catalog (warehouse, lineage, tests, AI assets)
   migrate        bring the data directory's database up to date
   reindex        re-embed the catalog with the configured embedder (MERIDIAN_EMBEDDER)
+  graph rebuild  project the catalog to RDF again (the embedded or the remote SPARQL store)
   version        print the version
 
 Run "meridian <command> -h" for a command's flags. Every flag has a MERIDIAN_*
@@ -91,6 +93,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return migrateCmd(ctx, rest, stderr)
 	case "reindex":
 		return reindexCmd(ctx, rest, stderr)
+	case "graph":
+		return graphCmd(ctx, rest, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil

@@ -80,8 +80,9 @@ func withMCP(cat *catalog, log *slog.Logger, o mcpOptions, api http.Handler) (ht
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	rpc.NewHTTP(rpc.Config{Tools: cat.Tools, Auth: cat.Auth, Logger: log, Version: version, Billing: cat.Billing,
-		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost, TrustedProxies: proxies}).Mount(mux)
+	rpc.NewHTTP(rpc.Config{Tools: cat.Tools, Auth: cat.Auth, Logger: log, Version: version,
+		AllowedOrigins: origins, DisableLocalhostProtection: *o.noLocalhost, TrustedProxies: proxies,
+		Audit: cat.Audit, Billing: cat.Billing}).Mount(mux)
 	mux.Handle("/", api)
 	return mux, nil
 }
@@ -128,7 +129,8 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	go cat.Run(ctx)
 	log.Info("serving MCP on stdio", slog.String("as", p.Name), slog.Bool("readOnly", *opts.readOnly))
-	return rpc.ServeStdio(ctx, rpc.Config{Tools: cat.Tools, Principal: p, Logger: log, Version: version, Billing: cat.Billing}, stdin, stdout)
+	return rpc.ServeStdio(ctx, rpc.Config{Tools: cat.Tools, Principal: p, Logger: log, Version: version,
+		Audit: cat.Audit, Billing: cat.Billing}, stdin, stdout)
 }
 
 // requireCatalog fails unless the data directory holds a catalog: its catalog.db, or,

@@ -43,7 +43,7 @@ func (s *Service) Handle(ctx context.Context, e meridian.ChangeEvent) error {
 	}
 	now := s.now()
 	queued := false
-	err = s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err = s.write(ctx, func(tx store.Tx) error {
 		db := tx.SQL()
 		if opens {
 			if _, err := db.Exec(ctx, `INSERT INTO event_subscription_state (subscription_id, last_seq, updated_at)
@@ -71,12 +71,14 @@ last_error = $3, last_failed_at = $4, updated_at = $4 WHERE subscription_id = $1
 				}
 				continue
 			}
-			if _, err := db.Exec(ctx, `INSERT INTO event_subscription_queue (subscription_id, seq, event) VALUES ($1, $2, $3)
-ON CONFLICT (subscription_id, seq) DO NOTHING`, sub.ID, e.Seq, string(payload)); err != nil {
+			inserted, err := db.Exec(ctx, `INSERT INTO event_subscription_queue (subscription_id, seq, event) VALUES ($1, $2, $3)
+ON CONFLICT (subscription_id, seq) DO NOTHING`, sub.ID, e.Seq, string(payload))
+			if err != nil {
 				return err
 			}
-			if _, err := db.Exec(ctx, `UPDATE event_subscription_state SET queued = queued + 1, last_seq = $2, updated_at = $3
-WHERE subscription_id = $1`, sub.ID, e.Seq, now); err != nil {
+			// Counted only when inserted: another process may have queued it meanwhile.
+			if _, err := db.Exec(ctx, `UPDATE event_subscription_state SET queued = queued + $4,
+last_seq = CASE WHEN last_seq < $2 THEN $2 ELSE last_seq END, updated_at = $3 WHERE subscription_id = $1`, sub.ID, e.Seq, now, inserted); err != nil {
 				return err
 			}
 			queued = true

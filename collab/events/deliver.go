@@ -80,6 +80,10 @@ func (s *Service) startWorkers(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
+// subscriptionReload is how long a worker trusts the subscription it read (its
+// destinations, secrets and enabled flag) before it reads it again.
+const subscriptionReload = time.Second
+
 // maxDueScan bounds the subscriptions one scan starts.
 const maxDueScan = 1000
 
@@ -117,24 +121,35 @@ type queued struct {
 	deliveredTo   map[string]bool
 	deliveredList string
 	unreadable    error // the stored event does not decode
+	raw           string
 }
 
 // deliverQueue delivers one subscription's queue, in order, until it is empty, its head
 // waits for a retry, or another process holds its lease.
 func (s *Service) deliverQueue(ctx context.Context, id string) error {
 	defer s.release(context.WithoutCancel(ctx), id)
+	var (
+		renewAt int64 // the lease is renewed once half of it has passed
+		sub     *Subscription
+		loaded  time.Time
+	)
 	for ctx.Err() == nil {
-		ok, err := s.lease(ctx, id)
-		if err != nil || !ok {
-			return err
+		if now := s.now(); now >= renewAt {
+			ok, err := s.lease(ctx, id)
+			if err != nil || !ok {
+				return err
+			}
+			renewAt = now + leaseDuration.Milliseconds()/2
 		}
 		head, err := s.head(ctx, id)
 		if err != nil || head == nil || head.nextAttempt > s.now() {
 			return err
 		}
-		sub, err := s.load(ctx, id)
-		if err != nil {
-			return err
+		if sub == nil || time.Since(loaded) > subscriptionReload {
+			if sub, err = s.load(ctx, id); err != nil {
+				return err
+			}
+			loaded = time.Now()
 		}
 		if sub == nil || sub.Deleted || !sub.Enabled {
 			return s.purge(ctx, id, sub)
@@ -150,7 +165,7 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 func (s *Service) lease(ctx context.Context, id string) (bool, error) {
 	now := s.now()
 	var n int64
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		var err error
 		n, err = tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = $2, lease_until = $3
 WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cfg.Node, now+leaseDuration.Milliseconds(), now)
@@ -161,7 +176,7 @@ WHERE subscription_id = $1 AND (lease_owner = $2 OR lease_until < $4)`, id, s.cf
 
 // release gives the lease up so another process may deliver at once.
 func (s *Service) release(ctx context.Context, id string) {
-	err := s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	err := s.write(ctx, func(tx store.Tx) error {
 		_, err := tx.SQL().Exec(ctx, `UPDATE event_subscription_state SET lease_owner = '', lease_until = 0
 WHERE subscription_id = $1 AND lease_owner = $2`, id, s.cfg.Node)
 		return err
@@ -193,6 +208,7 @@ FROM event_subscription_queue WHERE subscription_id = $1 ORDER BY seq LIMIT 1`, 
 		q.unreadable = err
 	}
 	q.event.Seq = q.seq
+	q.raw = raw
 	q.deliveredTo = map[string]bool{}
 	for _, d := range strings.Split(q.deliveredList, ",") {
 		if d != "" {
@@ -229,7 +245,7 @@ func (s *Service) purge(ctx context.Context, id string, sub *Subscription) error
 	if sub == nil || sub.Deleted {
 		status = StatusActive
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		if _, err := tx.SQL().Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1`, id); err != nil {
 			return err
 		}
@@ -260,6 +276,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		lastStatus int
 		permanent  int
 		transient  int
+		permErr    string // why a destination gave the event up
 	)
 	done := q.deliveredTo
 	if q.unreadable != nil {
@@ -287,6 +304,7 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 			permanent++
 			done[d.ID] = true
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
+			permErr = lastErr
 		default:
 			transient++
 			lastErr, lastStatus = destinationError(d, delivery, err), delivery.StatusCode
@@ -302,8 +320,13 @@ func (s *Service) attempt(ctx context.Context, sub *Subscription, q *queued) err
 		next := now + s.backoff(q.attempts+1).Milliseconds()
 		s.log.Info("event delivery failed; will retry", "subscription", sub.ID, "seq", q.seq,
 			"attempt", q.attempts+1, "retryInMs", next-now, "err", lastErr)
-		return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+		return s.write(ctx, func(tx store.Tx) error {
 			db := tx.SQL()
+			if permanent > 0 { // one destination gave the event up; the others retry it
+				if err := keepFailed(ctx, db, sub.ID, q, permErr, now); err != nil {
+					return err
+				}
+			}
 			if _, err := db.Exec(ctx, `UPDATE event_subscription_queue SET attempts = attempts + 1, first_attempt_at = $3,
 next_attempt_at = $4, delivered_to = $5 WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq, first, next, joinIDs(done)); err != nil {
 				return err
@@ -319,13 +342,16 @@ last_failed_at = $5, failed = failed + $6, updated_at = $5 WHERE subscription_id
 		failed += transient
 		s.log.Warn("event delivery given up after the retry horizon", "subscription", sub.ID, "seq", q.seq, "err", lastErr)
 	}
-	return s.ents.InTx(ctx, true, func(tx store.Tx) error {
+	return s.write(ctx, func(tx store.Tx) error {
 		db := tx.SQL()
 		n, err := db.Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1 AND seq = $2`, sub.ID, q.seq)
 		if err != nil {
 			return err
 		}
 		if failed > 0 {
+			if err := keepFailed(ctx, db, sub.ID, q, lastErr, now); err != nil {
+				return err
+			}
 			_, err = db.Exec(ctx, `UPDATE event_subscription_state SET queued = queued - $2, status = $3, last_error = $4,
 last_status_code = $5, last_failed_at = $6, failed = failed + $7, delivered = delivered + $8, updated_at = $6
 WHERE subscription_id = $1`, sub.ID, n, StatusFailed, lastErr, lastStatus, now, failed, min(okCount, 1))
@@ -364,4 +390,18 @@ func joinIDs(m map[string]bool) string {
 		ids = append(ids, id)
 	}
 	return strings.Join(ids, ",")
+}
+
+// MaxFailedEvents bounds the failed events kept per subscription; older ones go.
+const MaxFailedEvents = 1000
+
+// keepFailed records an event given up, and drops the oldest beyond MaxFailedEvents.
+func keepFailed(ctx context.Context, db store.SQL, id string, q *queued, reason string, now int64) error {
+	if _, err := db.Exec(ctx, `INSERT INTO event_subscription_failed (subscription_id, seq, event, reason, failed_at)
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT (subscription_id, seq) DO NOTHING`, id, q.seq, q.raw, reason, now); err != nil {
+		return err
+	}
+	_, err := db.Exec(ctx, `DELETE FROM event_subscription_failed WHERE subscription_id = $1 AND seq <=
+(SELECT f.seq FROM event_subscription_failed f WHERE f.subscription_id = $1 ORDER BY f.seq DESC LIMIT 1 OFFSET $2)`, id, MaxFailedEvents)
+	return err
 }

@@ -14,13 +14,15 @@
 //     that has not yet received it and removes it once all have; a failure keeps it at
 //     the head and retries it after an exponential backoff, so later events wait behind
 //     it (order per subscription) while other subscriptions go on. After the retry
-//     horizon the event is given up (counted in failedEvents) and the next one goes.
+//     horizon the event is given up (counted in failedEvents, the newest kept for
+//     FailedEvents) and the next one goes.
 //   - The state (queue, counters, status, last error) lives in the module's tables on
 //     both drivers, so delivery resumes where it stopped after a restart. A
 //     subscription's statusDetails, computed on every read, shows it.
 //
 // Module declares the tables; New builds the service; Run delivers; Handle and Name make
-// it a store.Consumer; TestDestination sends a test message.
+// it a store.Consumer; TestDestination sends a test message; FailedEvents lists what was
+// given up. docs/events.md describes the behaviour and its bounds.
 package events
 
 import (
@@ -79,8 +81,11 @@ func Module() store.Module {
 		Name:       ModuleName,
 		Migrations: migrations,
 		OnRemove: func(ctx context.Context, db store.SQL, entityID string) error {
-			if _, err := db.Exec(ctx, `DELETE FROM event_subscription_queue WHERE subscription_id = $1`, entityID); err != nil {
-				return err
+			for _, q := range []string{`DELETE FROM event_subscription_queue WHERE subscription_id = $1`,
+				`DELETE FROM event_subscription_failed WHERE subscription_id = $1`} {
+				if _, err := db.Exec(ctx, q, entityID); err != nil {
+					return err
+				}
 			}
 			_, err := db.Exec(ctx, `DELETE FROM event_subscription_state WHERE subscription_id = $1`, entityID)
 			return err
@@ -185,4 +190,20 @@ func (s *Service) poke() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// write runs fn in a writable transaction for the module's own rows, which record no
+// change event: on PostgreSQL it does not take the lock that orders entity writes, so
+// delivery never waits for writers nor holds them back (store.BeginUnordered). It
+// commits when fn returns nil.
+func (s *Service) write(ctx context.Context, fn func(tx store.Tx) error) error {
+	tx, err := store.BeginUnordered(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

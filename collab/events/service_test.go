@@ -62,7 +62,7 @@ func (c *clock) Add(d time.Duration) {
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	db    store.Driver
 	ents  *store.Entities
@@ -73,7 +73,7 @@ type fixture struct {
 	admin *meridian.Principal
 }
 
-func newFixture(t *testing.T, open drivertest.Open, cfg events.Config) *fixture {
+func newFixture(t testing.TB, open drivertest.Open, cfg events.Config) *fixture {
 	db := open(t, events.Module())
 	v, err := schema.New()
 	if err != nil {
@@ -268,6 +268,14 @@ func testRetryHorizon(t *testing.T, f *fixture) {
 	st := f.status(sub)
 	if st["status"] != events.StatusFailed || num(st["failedEvents"]) != 1 || num(st["pendingEvents"]) != 0 {
 		t.Fatalf("status after the horizon: %v", st)
+	}
+	failed, err := f.svc.FailedEvents(f.ctx, f.admin, sub.ID(), 0)
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0].Reason, "503") || !strings.Contains(string(failed[0].ChangeEvent), "svc.db.sch.lost") {
+		t.Fatalf("failed events %+v, %v", failed, err)
+	}
+	steward := &meridian.Principal{Name: "stew", Roles: []string{meridian.RoleDataSteward}}
+	if _, err := f.svc.FailedEvents(f.ctx, steward, sub.ID(), 0); meridian.ErrorCode(err) != meridian.EForbidden {
+		t.Fatalf("a steward's failed events: %v", err)
 	}
 	r.SetDown(false)
 	f.table("svc.db.sch", "next")

@@ -54,7 +54,7 @@ func CheckDestination(i int, d collab.Destination) error {
 			return bad("config.headers: at most 20 headers")
 		}
 		for k, v := range d.Config.Headers {
-			if !headerNameRE.MatchString(k) || len(v) > 4096 {
+			if !headerNameRE.MatchString(k) || len(v) > 4096 || !meridian.ValidHeaderValue(v) {
 				return bad("config.headers: invalid header %q", k)
 			}
 		}

@@ -85,6 +85,11 @@ func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 }
 
 func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) {
+	if strings.ContainsRune(fqn, 0) {
+		// PostgreSQL text cannot hold a NUL, and no name may contain one: no such entity,
+		// as SQLite answers.
+		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
+	}
 	r, err := rowscan.Row(t.tx.QueryRow(ctx,
 		"SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", kind, fqn))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -179,3 +179,12 @@ func testTableTypeDefaultsToRegular(t *testing.T, f *Fixture) {
 		t.Fatalf("tableType = %q, want View", got)
 	}
 }
+
+func testFQNWithNUL(t *testing.T, f *Fixture) {
+	f.Create("glossary", `{"name":"g","description":"one"}`)
+	_, err := f.E.Get(f.Ctx, f.Admin, "glossary", store.ByFQN("g\x00"), store.GetOptions{})
+	WantCode(t, err, meridian.ENotFound)
+	patch := []byte(`[{"op":"replace","path":"/description","value":"two"}]`)
+	_, err = f.E.Patch(f.Ctx, f.Admin, "glossary", store.ByFQN("a\x00b"), patch, "")
+	WantCode(t, err, meridian.ENotFound)
+}

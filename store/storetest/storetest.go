@@ -88,6 +88,7 @@ func Run(t *testing.T, open Open) {
 		{"SearchBoundsHoldOnTheDriver", testSearchBoundsHoldOnTheDriver},
 		{"ConcurrentChangeWithoutIfMatchIs409", testConcurrentChangeWithoutIfMatchIs409},
 		{"TableTypeDefaultsToRegular", testTableTypeDefaultsToRegular},
+		{"AnFQNWithANULNamesNoEntity", testFQNWithNUL},
 		{"CachedReadsAreNeverStale", testCachedReadsAreNeverStale},
 		{"CachedReadsMaskSecretsPerCaller", testCachedReadsMaskSecretsPerCaller},
 	}

@@ -82,6 +82,15 @@ var fieldCases = []fieldCase{
 			"entityFQN":  func(*Fixture) string { return `"svc.db.sch.other"` },
 		},
 		derived: map[string]bool{"entityLink": true, "entityFQN": true}},
+	{kind: meridian.KindTask,
+		setup: func(f *Fixture) string { return `{"name":"TASK-1","type":"CustomTask"}` },
+		changed: map[string]func(f *Fixture) string{
+			"createdBy": func(*Fixture) string {
+				return `{"id":"6f1c1a52-8f3e-4c39-9a53-0c1f0b9d3a13","type":"user","name":"mallory"}`
+			},
+			"createdAt": func(*Fixture) string { return `1` },
+			"type":      func(*Fixture) string { return `"TierUpdate"` },
+		}},
 }
 
 // testImmutableAndPrivilegedFieldsHoldForEveryVerb checks, for every kind with

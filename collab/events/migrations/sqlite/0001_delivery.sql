@@ -27,3 +27,14 @@ CREATE TABLE event_subscription_queue (
     delivered_to     TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (subscription_id, seq)
 );
+
+-- Events given up (after the retry horizon, or at once for a failure retrying cannot
+-- fix), newest kept: at most 1,000 per subscription.
+CREATE TABLE event_subscription_failed (
+    subscription_id TEXT NOT NULL,
+    seq             BIGINT NOT NULL,
+    event           TEXT NOT NULL,
+    reason          TEXT NOT NULL,
+    failed_at       BIGINT NOT NULL,
+    PRIMARY KEY (subscription_id, seq)
+);

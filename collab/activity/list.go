@@ -1,0 +1,241 @@
+package activity
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// List bounds.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 500
+	maxFilter    = 512
+)
+
+// userKind is the kind a user id is looked up in.
+const userKind = "user"
+
+// Query selects events. Empty fields filter nothing.
+type Query struct {
+	EntityType string
+	EntityID   string
+	UserName   string
+	Domain     string
+	EventType  string
+	// Start and End bound the timestamp (epoch ms, inclusive); 0 is unbounded.
+	Start, End int64
+	// Limit is the page size (DefaultLimit when 0); After the previous page's cursor.
+	Limit int
+	After string
+}
+
+// Page is one page of events, newest first. Total counts every event the query
+// selects.
+type Page struct {
+	Data  []Event
+	Total int
+	After string
+}
+
+func (q *Query) check() error {
+	for name, v := range map[string]string{"entityType": q.EntityType, "entityId": q.EntityID, "userName": q.UserName,
+		"domain": q.Domain, "eventType": q.EventType} {
+		if len(v) > maxFilter {
+			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, maxFilter)
+		}
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
+		}
+	}
+	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.Start > q.End) {
+		return meridian.Errorf(meridian.EInvalid, "startTs and endTs must be epoch milliseconds with startTs not after endTs")
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	if q.Limit < 0 || q.Limit > MaxLimit {
+		return meridian.Errorf(meridian.EInvalid, "limit must be between 1 and %d", MaxLimit)
+	}
+	return nil
+}
+
+// where is q's WHERE clause and arguments (bound parameters only), with the cursor's
+// position when c is set.
+func (q Query) where(c *cursor) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1)
+		}
+		conds = append(conds, cond)
+	}
+	if q.EntityType != "" {
+		add("entity_type = ?", q.EntityType)
+	}
+	if q.EntityID != "" {
+		add("entity_id = ?", strings.ToLower(q.EntityID))
+	}
+	if q.UserName != "" {
+		add("user_name = ?", q.UserName)
+	}
+	if q.Domain != "" {
+		add("domain = ?", q.Domain)
+	}
+	if q.EventType != "" {
+		add("event_type = ?", q.EventType)
+	}
+	if q.Start > 0 {
+		add("ts >= ?", q.Start)
+	}
+	if q.End > 0 {
+		add("ts <= ?", q.End)
+	}
+	if c != nil {
+		add("(ts < ? OR (ts = ? AND id < ?))", c.ts, c.ts, c.id)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// List returns one page of the events q selects, newest first. Every authenticated
+// principal reads the stream, as every principal may view every entity under the role
+// policy. Errors: EUnauthorized, EInvalid (a filter, the limit, the cursor).
+func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (Page, error) {
+	if p == nil {
+		return Page{}, meridian.Errorf(meridian.EUnauthorized, "Missing token")
+	}
+	if err := q.check(); err != nil {
+		return Page{}, err
+	}
+	var c *cursor
+	if q.After != "" {
+		cur, err := parseCursor(q.After)
+		if err != nil {
+			return Page{}, err
+		}
+		c = &cur
+	}
+	page := Page{Data: []Event{}}
+	err := inTx(ctx, s.db, false, func(db store.SQL) error {
+		where, args := q.where(nil)
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM activity_events"+where, args...).Scan(&page.Total); err != nil {
+			return err
+		}
+		where, args = q.where(c)
+		args = append(args, q.Limit+1)
+		rows, err := db.Query(ctx, "SELECT id, ts, doc FROM activity_events"+where+" ORDER BY ts DESC, id DESC LIMIT $"+
+			strconv.Itoa(len(args)), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, doc string
+			var ts int64
+			if err := rows.Scan(&id, &ts, &doc); err != nil {
+				return err
+			}
+			if len(page.Data) == q.Limit {
+				last := page.Data[len(page.Data)-1]
+				page.After = cursor{ts: last.Timestamp, id: last.ID}.String()
+				break
+			}
+			var e Event
+			if err := json.Unmarshal([]byte(doc), &e); err != nil {
+				return err
+			}
+			page.Data = append(page.Data, e)
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// Count counts the events q selects (its Limit and After are ignored). Errors: those
+// of List.
+func (s *Service) Count(ctx context.Context, p *meridian.Principal, q Query) (int, error) {
+	q.Limit, q.After = 1, ""
+	page, err := s.List(ctx, p, q)
+	return page.Total, err
+}
+
+// EntityActivity lists the events of one entity, named by kind and id or FQN; the
+// entity must exist (soft-deleted counts) and p must be allowed to view it. Errors:
+// those of List, ENotFound, EForbidden, EInvalid (unknown kind).
+func (s *Service) EntityActivity(ctx context.Context, p *meridian.Principal, kind string, key store.Key, q Query) (Page, error) {
+	var id string
+	err := s.ents.InTx(ctx, false, func(tx store.Tx) error {
+		row, _, err := s.ents.Load(ctx, tx, p, store.OpView, kind, key, store.IncludeAll)
+		id = row.ID
+		return err
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	q.EntityType, q.EntityID = kind, id
+	return s.List(ctx, p, q)
+}
+
+// UserActivity lists the events a user made, named by user name or by user id (which
+// must exist). Errors: those of List, ENotFound (no user with that id).
+func (s *Service) UserActivity(ctx context.Context, p *meridian.Principal, user string, q Query) (Page, error) {
+	if _, err := uuid.Parse(user); err == nil {
+		err := s.ents.InTx(ctx, false, func(tx store.Tx) error {
+			row, _, err := s.ents.Load(ctx, tx, p, store.OpView, userKind, store.ByID(user), store.IncludeAll)
+			user = row.Name
+			return err
+		})
+		if err != nil {
+			return Page{}, err
+		}
+	}
+	q.UserName = user
+	return s.List(ctx, p, q)
+}
+
+// cursor is the position after the last event of a page.
+type cursor struct {
+	ts int64
+	id string
+}
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ts, 10) + ":" + c.id))
+}
+
+// parseCursor reads an after cursor. Errors: EInvalid.
+func parseCursor(s string) (cursor, error) {
+	bad := meridian.Errorf(meridian.EInvalid, "Invalid cursor")
+	if len(s) > 128 {
+		return cursor{}, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, bad
+	}
+	tsPart, id, ok := strings.Cut(string(b), ":")
+	if !ok {
+		return cursor{}, bad
+	}
+	ts, err := strconv.ParseInt(tsPart, 10, 64)
+	if err != nil || ts < 0 {
+		return cursor{}, bad
+	}
+	if _, err := uuid.Parse(id); err != nil {
+		return cursor{}, bad
+	}
+	return cursor{ts: ts, id: id}, nil
+}

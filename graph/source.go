@@ -1,0 +1,109 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// CatalogSource is the Source over the entity engine. It reads as the engine's own
+// principal, which sees every entity but no secret (secrets are masked for every
+// principal that is not a secrets-reading bot).
+type CatalogSource struct {
+	Entities *store.Entities
+}
+
+var _ Source = (*CatalogSource)(nil)
+
+// Entity implements Source.
+func (c *CatalogSource) Entity(ctx context.Context, kind, id string) (meridian.Entity, error) {
+	k, err := c.Entities.Registry().Lookup(kind)
+	if err != nil {
+		return nil, err
+	}
+	var fields []string
+	for _, f := range ProjectedFields {
+		if k.HasField(f) {
+			fields = append(fields, f)
+		}
+	}
+	return c.Entities.Get(ctx, meridian.System, kind, store.ByID(id),
+		store.GetOptions{Fields: strings.Join(fields, ","), Include: store.IncludeAll})
+}
+
+// Upstream implements Source with a one-level upstream lineage walk.
+func (c *CatalogSource) Upstream(ctx context.Context, kind, id string) ([]Upstream, error) {
+	l, err := c.Entities.GetLineage(ctx, meridian.System, kind, store.ByID(id),
+		store.LineageOptions{Upstream: 1, IncludeDeleted: true})
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string]meridian.EntityRef{}
+	for _, n := range l.Nodes {
+		nodes[n.ID] = n
+	}
+	var out []Upstream
+	for _, e := range l.UpstreamEdges {
+		n, ok := nodes[e.FromEntity]
+		if e.ToEntity != id || !ok {
+			continue
+		}
+		up := Upstream{Kind: n.Type, ID: n.ID, FQN: n.FullyQualifiedName}
+		if e.LineageDetails != nil {
+			for _, cl := range e.LineageDetails.ColumnsLineage {
+				up.Columns = append(up.Columns, ColumnEdge{From: cl.FromColumns, To: cl.ToColumn})
+			}
+		}
+		out = append(out, up)
+	}
+	return out, nil
+}
+
+// Resolve implements Source.
+func (c *CatalogSource) Resolve(ctx context.Context, kind, fqn string) (string, error) {
+	e, err := c.Entities.Get(ctx, meridian.System, kind, store.ByFQN(fqn), store.GetOptions{Include: store.IncludeAll})
+	if err != nil {
+		return "", err
+	}
+	return e.ID(), nil
+}
+
+// eachPage is how many entities one read transaction of Each lists.
+const eachPage = 500
+
+// Each implements Source, kind by kind, a page per read transaction.
+func (c *CatalogSource) Each(ctx context.Context, f func(kind, id string) error) error {
+	for _, k := range c.Entities.Registry().Kinds() {
+		var after *store.Cursor
+		for {
+			var ids []string
+			err := c.Entities.InTx(ctx, false, func(tx store.Tx) error {
+				rows, _, err := tx.List(ctx, store.ListQuery{Kind: k.Name, Include: store.IncludeAll, After: after, Limit: eachPage})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					ids = append(ids, r.ID)
+				}
+				if n := len(rows); n > 0 {
+					after = &store.Cursor{Name: rows[n-1].Name, ID: rows[n-1].ID}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := f(k.Name, id); err != nil {
+					return err
+				}
+			}
+			if len(ids) < eachPage {
+				break
+			}
+		}
+	}
+	return nil
+}

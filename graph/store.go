@@ -1,0 +1,272 @@
+package graph
+
+import (
+	"sync"
+
+	"github.com/tggo/goRDFlib/term"
+)
+
+// Store is the embedded triple store: every term is stored once in a dictionary and
+// named by a uint32 id, every triple is three ids, and three indexes (by subject, by
+// predicate, by object) list the triples holding an id, so that any pattern is answered
+// from the shortest list of its bound positions. Triples belong to descriptions (an
+// entity and the nodes it owns): replacing a description removes exactly the triples it
+// put. A triple put by two descriptions is counted twice and stays until both are gone.
+// Terms no triple uses any more are freed.
+//
+// Store is safe for concurrent use: queries hold the read lock for their whole
+// evaluation (so each sees one state), writes take the write lock.
+type Store struct {
+	mu sync.RWMutex
+
+	dict     map[string]uint32 // term key → id
+	terms    []term.Term       // id → term; id 0 is unused
+	termRefs []uint32          // id → triples using it (per position)
+	freeTerm []uint32
+
+	triples    []tripleRec
+	freeTriple []uint32
+	live       int
+
+	byS, byP, byO map[uint32][]uint32 // term id → triple ids
+
+	owners map[string]*owner // description entity IRI → what it put
+	hidden map[uint32]bool   // node ids of soft-deleted descriptions
+}
+
+// tripleRec is one stored triple: its term ids, how many descriptions put it, and its
+// position in each index list (so removal is O(1)).
+type tripleRec struct {
+	s, p, o uint32
+	refs    uint32
+	pos     [3]uint32
+}
+
+// owner is what one description put in the store.
+type owner struct {
+	triples []uint32
+	nodes   []uint32 // its subjects, hidden while deleted
+	deleted bool
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	s := &Store{}
+	s.reset()
+	return s
+}
+
+func (s *Store) reset() {
+	s.dict = map[string]uint32{}
+	s.terms = []term.Term{nil}
+	s.termRefs = []uint32{0}
+	s.freeTerm = nil
+	s.triples = []tripleRec{{}}
+	s.freeTriple = nil
+	s.live = 0
+	s.byS = map[uint32][]uint32{}
+	s.byP = map[uint32][]uint32{}
+	s.byO = map[uint32][]uint32{}
+	s.owners = map[string]*owner{}
+	s.hidden = map[uint32]bool{}
+}
+
+// Reset empties the store.
+func (s *Store) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
+}
+
+// Len returns the number of distinct triples stored, deleted descriptions included.
+func (s *Store) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.live
+}
+
+// Terms returns the number of distinct terms stored.
+func (s *Store) Terms() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.dict)
+}
+
+// Apply replaces descriptions as Backend.Apply says.
+func (s *Store) Apply(d Delta) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, iri := range d.Remove {
+		s.removeOwner(iri)
+	}
+	for _, desc := range d.Put {
+		s.removeOwner(desc.Entity)
+		s.put(desc)
+	}
+}
+
+// Load adds descriptions without removing older ones first (after Reset).
+func (s *Store) Load(descs []Description) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, desc := range descs {
+		if _, ok := s.owners[desc.Entity]; ok {
+			s.removeOwner(desc.Entity)
+		}
+		s.put(desc)
+	}
+}
+
+func (s *Store) put(desc Description) {
+	o := &owner{deleted: desc.Deleted}
+	seenNode := map[uint32]bool{}
+	for _, t := range desc.Triples {
+		st, ok1 := toRDF(t.S)
+		pt, ok2 := toRDF(t.P)
+		ot, ok3 := toRDF(t.O)
+		if !ok1 || !ok2 || !ok3 || t.P.Kind != KindIRI || t.S.Kind == KindLiteral {
+			continue
+		}
+		sid, pid, oid := s.intern(st), s.intern(pt), s.intern(ot)
+		id := s.addTriple(sid, pid, oid)
+		o.triples = append(o.triples, id)
+		if !seenNode[sid] {
+			seenNode[sid] = true
+			o.nodes = append(o.nodes, sid)
+		}
+	}
+	if o.deleted {
+		for _, n := range o.nodes {
+			s.hidden[n] = true
+		}
+	}
+	s.owners[desc.Entity] = o
+}
+
+// addTriple adds a reference to the triple (s, p, o), creating it if needed. Each
+// reference is dropped once (dropRef), as are the term references taken for it.
+func (s *Store) addTriple(sid, pid, oid uint32) uint32 {
+	for _, id := range s.byS[sid] {
+		r := &s.triples[id]
+		if r.p == pid && r.o == oid {
+			r.refs++
+			return id
+		}
+	}
+	var id uint32
+	if n := len(s.freeTriple); n > 0 {
+		id = s.freeTriple[n-1]
+		s.freeTriple = s.freeTriple[:n-1]
+	} else {
+		id = uint32(len(s.triples))
+		s.triples = append(s.triples, tripleRec{})
+	}
+	r := tripleRec{s: sid, p: pid, o: oid, refs: 1}
+	r.pos[0] = uint32(len(s.byS[sid]))
+	s.byS[sid] = append(s.byS[sid], id)
+	r.pos[1] = uint32(len(s.byP[pid]))
+	s.byP[pid] = append(s.byP[pid], id)
+	r.pos[2] = uint32(len(s.byO[oid]))
+	s.byO[oid] = append(s.byO[oid], id)
+	s.triples[id] = r
+	s.live++
+	return id
+}
+
+func (s *Store) removeOwner(iri string) {
+	o, ok := s.owners[iri]
+	if !ok {
+		return
+	}
+	delete(s.owners, iri)
+	if o.deleted {
+		for _, n := range o.nodes {
+			delete(s.hidden, n)
+		}
+	}
+	for _, id := range o.triples {
+		s.dropRef(id)
+	}
+}
+
+// dropRef removes one reference to a triple, and the triple with its last one.
+func (s *Store) dropRef(id uint32) {
+	r := &s.triples[id]
+	if r.refs == 0 {
+		return
+	}
+	r.refs--
+	sid, pid, oid := r.s, r.p, r.o
+	s.release(sid)
+	s.release(pid)
+	s.release(oid)
+	if r.refs > 0 {
+		return
+	}
+	s.unlist(s.byS, sid, r.pos[0], 0)
+	s.unlist(s.byP, pid, r.pos[1], 1)
+	s.unlist(s.byO, oid, r.pos[2], 2)
+	*r = tripleRec{}
+	s.freeTriple = append(s.freeTriple, id)
+	s.live--
+}
+
+// unlist removes the entry at pos of index[key] by moving the last entry there.
+func (s *Store) unlist(index map[uint32][]uint32, key, pos uint32, which int) {
+	l := index[key]
+	last := uint32(len(l) - 1)
+	if pos != last {
+		moved := l[last]
+		l[pos] = moved
+		s.triples[moved].pos[which] = pos
+	}
+	l = l[:last]
+	if len(l) == 0 {
+		delete(index, key)
+	} else {
+		index[key] = l
+	}
+}
+
+// intern returns the id of t, adding it, and takes a reference to it.
+func (s *Store) intern(t term.Term) uint32 {
+	k := term.TermKey(t)
+	if id, ok := s.dict[k]; ok {
+		s.termRefs[id]++
+		return id
+	}
+	var id uint32
+	if n := len(s.freeTerm); n > 0 {
+		id = s.freeTerm[n-1]
+		s.freeTerm = s.freeTerm[:n-1]
+		s.terms[id] = t
+		s.termRefs[id] = 1
+	} else {
+		id = uint32(len(s.terms))
+		s.terms = append(s.terms, t)
+		s.termRefs = append(s.termRefs, 1)
+	}
+	s.dict[k] = id
+	return id
+}
+
+// release drops a reference to a term and frees it with its last one.
+func (s *Store) release(id uint32) {
+	if s.termRefs[id] == 0 {
+		return
+	}
+	s.termRefs[id]--
+	if s.termRefs[id] == 0 {
+		delete(s.dict, term.TermKey(s.terms[id]))
+		s.terms[id] = nil
+		s.freeTerm = append(s.freeTerm, id)
+	}
+}
+
+// lookup returns the id of t, or 0 when no triple uses it. The read lock is held.
+func (s *Store) lookup(t term.Term) uint32 {
+	if t == nil {
+		return 0
+	}
+	return s.dict[term.TermKey(t)]
+}

@@ -1,0 +1,262 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// ConsumerName is the projection's name among the outbox consumers.
+const ConsumerName = "graph"
+
+// JobTypeRebuild is the type of the durable job that rebuilds the projection.
+const JobTypeRebuild = "graph.rebuild"
+
+// rebuildBatch is how many descriptions one Load call carries; rebuildWorkers project
+// them in parallel (each reads the catalog in its own transactions).
+const (
+	rebuildBatch   = 500
+	rebuildWorkers = 4
+)
+
+// Sync keeps a Backend in step with the catalog: it is an outbox consumer that
+// re-projects the entity of each change event (idempotently, from the catalog's current
+// state), and it rebuilds the whole projection on demand. Handle and Rebuild exclude
+// each other, so events that arrive during a rebuild wait for it.
+type Sync struct {
+	proj    *Projector
+	backend Backend
+	onto    *Ontology
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	ready atomic.Bool
+}
+
+var _ store.Consumer = (*Sync)(nil)
+
+// NewSync returns the synchroniser of backend from the catalog src describes.
+func NewSync(reg *meridian.Registry, src Source, backend Backend, log *slog.Logger) *Sync {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log}
+}
+
+// Name returns ConsumerName.
+func (s *Sync) Name() string { return ConsumerName }
+
+// Ready reports whether the projection has been built (Rebuild finished once, or
+// MarkReady was called for a store that keeps its data).
+func (s *Sync) Ready() bool { return s.ready.Load() }
+
+// MarkReady declares the projection built (a remote store that keeps its data).
+func (s *Sync) MarkReady() { s.ready.Store(true) }
+
+// Ontology returns the ontology the projection uses.
+func (s *Sync) Ontology() *Ontology { return s.onto }
+
+// Handle re-projects the entity of one change event: a hard delete removes its
+// description and re-projects the entities whose descriptions point at it; any other
+// entity change replaces its description. Errors: the catalog's and the backend's; the
+// dispatcher delivers the event again later.
+func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
+	switch ev.EventType {
+	case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
+		meridian.EventEntityRestored, meridian.EventEntityFieldsChanged, meridian.EventEntityLineageAdded,
+		meridian.EventEntityLineageDeleted, meridian.EventEntityLineageUpdated, meridian.EventEntityDeleted:
+	default:
+		return nil
+	}
+	if ev.EntityType == "" || ev.EntityID == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A recursive delete (and a restore) records one event for the root of the tree:
+	// the entities below it, by FQN, are re-projected too.
+	var below []string
+	if fqn := ev.EntityFQN; fqn != "" && (ev.Recursive || ev.EventType == meridian.EventEntityRestored) {
+		var err error
+		if below, err = s.subtree(ctx, fqn); err != nil {
+			return err
+		}
+	}
+	var err error
+	if ev.EventType == meridian.EventEntityDeleted {
+		err = s.removeEntity(ctx, ev.EntityType, ev.EntityID)
+	} else {
+		err = s.refresh(ctx, ev.EntityType, ev.EntityID)
+	}
+	for _, iri := range below {
+		if err != nil {
+			return err
+		}
+		if k, id, ok := ParseEntityIRI(iri); ok {
+			err = s.refresh(ctx, k, id)
+		}
+	}
+	return err
+}
+
+// subtree lists the entities whose FQN is below fqn, deleted ones included (at most
+// MaxRows of them: a rebuild catches up a larger tree).
+func (s *Sync) subtree(ctx context.Context, fqn string) ([]string, error) {
+	q := "SELECT ?e WHERE { ?e <" + merEntityType + "> ?t ; <" + dctIdentifier + "> ?f FILTER(STRSTARTS(?f, " +
+		literalQuoted(fqn+".") + ")) }"
+	res, err := s.backend.Query(ctx, q, Limits{Rows: MaxRows, IncludeDeleted: true, Work: 100 * DefaultWork, Timeout: MaxTimeout})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) > 0 && row[0].Kind == KindIRI {
+			out = append(out, row[0].Value)
+		}
+	}
+	return out, nil
+}
+
+// refresh replaces (or removes) one entity's description.
+func (s *Sync) refresh(ctx context.Context, kind, id string) error {
+	d, found, err := s.proj.Project(ctx, kind, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return s.removeEntity(ctx, kind, id)
+	}
+	return s.backend.Apply(ctx, Delta{Put: []Description{d}})
+}
+
+// referrers is the most descriptions re-projected after one hard delete.
+const referrers = 5000
+
+// removeEntity removes a description and re-projects those that point at the entity
+// or its columns (lineage into it, tags of it), so no edge dangles.
+func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
+	iri := EntityIRI(kind, id)
+	q := "SELECT DISTINCT ?s WHERE { { ?s ?p <" + iri + "> } UNION { <" + iri + "> <" + merColumnProp + "> ?c . ?s ?q ?c } } LIMIT " +
+		itoa(referrers)
+	res, err := s.backend.Query(ctx, q, Limits{Rows: referrers, IncludeDeleted: true, Work: 10 * DefaultWork})
+	if err != nil {
+		return err
+	}
+	if err := s.backend.Apply(ctx, Delta{Remove: []string{iri}}); err != nil {
+		return err
+	}
+	seen := map[string]bool{iri: true}
+	for _, row := range res.Rows {
+		if len(row) == 0 || row[0].Kind != KindIRI {
+			continue
+		}
+		owner, _, _ := strings.Cut(row[0].Value, "/columns/")
+		k, oid, ok := ParseEntityIRI(owner)
+		if !ok || seen[owner] {
+			continue
+		}
+		seen[owner] = true
+		if err := s.refresh(ctx, k, oid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RebuildResult is the result of a rebuild.
+type RebuildResult struct {
+	Entities int `json:"entities"`
+}
+
+// Rebuild empties the backend and projects every entity again, reporting the number
+// done to progress (nil for none). Errors: the catalog's and the backend's.
+func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) error) (RebuildResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res RebuildResult
+	if err := s.backend.Reset(ctx); err != nil {
+		return res, err
+	}
+	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
+		return res, err
+	}
+	type ref struct{ kind, id string }
+	var pending []ref
+	flush := func() error {
+		descs := make([]Description, len(pending))
+		found := make([]bool, len(pending))
+		errs := make([]error, rebuildWorkers)
+		var wg sync.WaitGroup
+		for w := 0; w < rebuildWorkers; w++ {
+			wg.Go(func() {
+				for i := w; i < len(pending); i += rebuildWorkers {
+					d, ok, err := s.proj.Project(ctx, pending[i].kind, pending[i].id)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					descs[i], found[i] = d, ok
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		batch := descs[:0]
+		for i, d := range descs {
+			if found[i] {
+				batch = append(batch, d)
+			}
+		}
+		pending = pending[:0]
+		res.Entities += len(batch)
+		if err := s.backend.Load(ctx, batch); err != nil {
+			return err
+		}
+		if progress != nil {
+			return progress(res.Entities)
+		}
+		return nil
+	}
+	err := src.Each(ctx, func(kind, id string) error {
+		pending = append(pending, ref{kind, id})
+		if len(pending) >= rebuildBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(pending) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return res, err
+	}
+	if c, ok := s.backend.(Committer); ok {
+		if err := c.Commit(ctx); err != nil {
+			return res, err
+		}
+	}
+	s.ready.Store(true)
+	s.log.Info("graph projection rebuilt", "entities", res.Entities)
+	return res, nil
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{digits[n%10]}, b...)
+	}
+	return string(b)
+}
