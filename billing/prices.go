@@ -69,6 +69,7 @@ func DefaultPrices() *PriceTable {
 			"vectorSearch":         FeatureSemanticSearch,
 			"searchHybrid":         FeatureHybridSearch,
 			"sparqlQuery":          FeatureSPARQL,
+			"sparqlQueryPost":      FeatureSPARQL,
 			"createMcpExecution":   FeatureExecutions,
 			"createAgentExecution": FeatureExecutions,
 		},

@@ -250,3 +250,32 @@ func TestBillingCreditAlertsAndDigestGoThroughTheNotifier(t *testing.T) {
 		t.Fatalf("digest mail = %+v", mails)
 	}
 }
+
+// TestBillingMetersExecutionsAndSPARQLByOperation: the REST operations the price table
+// names are metered by their operation id: an execution record created costs one
+// credit, a SPARQL query three, and a refused one (400) nothing.
+func TestBillingMetersExecutionsAndSPARQLByOperation(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	a := s.admin
+	a.must(http.StatusCreated, "POST", "/api/v1/services/mcpServices", map[string]any{"name": "mcp", "serviceType": "Mcp"})
+	server := a.must(http.StatusCreated, "POST", "/api/v1/mcpServers", map[string]any{"name": "files", "serverType": "FileSystem", "service": "mcp"})
+	sid := str(server["id"])
+	rec := map[string]any{"server": map[string]any{"id": sid, "type": "mcpServer"}, "serverId": sid,
+		"timestamp": time.Now().UnixMilli(), "status": "Success"}
+	a.must(http.StatusCreated, "POST", "/api/v1/mcpExecutions", rec)
+	rec["status"] = "Done"
+	expectError(t, a.do("POST", "/api/v1/mcpExecutions", rec, nil), http.StatusBadRequest, "")
+	a.must(http.StatusOK, "GET", "/api/v1/rdf/sparql?query="+strings.ReplaceAll("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1", " ", "%20")+"&format=json", nil)
+	apps := a.must(http.StatusOK, "GET", "/api/v1/billing/credits/apps", nil)
+	got := map[string][2]float64{}
+	for _, app := range list(apps["apps"]) {
+		for _, x := range list(object(app)["actionsBreakdown"]) {
+			o := object(x)
+			got[str(o["action"])] = [2]float64{num(o["actions"]), num(o["credits"])}
+		}
+	}
+	if got["createMcpExecution"] != [2]float64{2, 1} || got["sparqlQuery"] != [2]float64{1, 3} {
+		t.Errorf("metered REST operations = %v", got)
+	}
+}
