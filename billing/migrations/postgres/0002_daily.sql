@@ -22,6 +22,3 @@ CREATE INDEX billing_daily_user ON billing_daily (user_name, day);
 INSERT INTO billing_daily (day, feature, action, app, source, client, user_name, agent, units, credits, actions, failures)
 SELECT ts / 86400000, feature, action, app, source, client, user_name, agent, SUM(units), SUM(credits), COUNT(*), SUM(failed)
 FROM billing_ledger GROUP BY ts / 86400000, feature, action, app, source, client, user_name, agent;
-
--- runCredits alerts sum each recent conversation's credits.
-CREATE INDEX billing_ledger_conversation ON billing_ledger (conversation);

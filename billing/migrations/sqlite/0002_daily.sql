@@ -1,8 +1,7 @@
 -- billing_daily rolls the ledger up by UTC day (ts / 86400000) and by every dimension
 -- the cycle reports group by, so they read one row per day and combination instead of
 -- every entry. The drain adds to it, in the transaction that inserts the entries, only
--- the entries it inserted. WITHOUT ROWID clusters it on its key, so a range of days is
--- read in order with every column (PostgreSQL keeps the same key as its primary key).
+-- the entries it inserted.
 CREATE TABLE billing_daily (
     day       INTEGER NOT NULL,
     feature   TEXT    NOT NULL,
@@ -17,12 +16,9 @@ CREATE TABLE billing_daily (
     actions   INTEGER NOT NULL,
     failures  INTEGER NOT NULL,
     PRIMARY KEY (day, feature, action, app, source, client, user_name, agent)
-) WITHOUT ROWID;
+);
 CREATE INDEX billing_daily_user ON billing_daily (user_name, day);
 
 INSERT INTO billing_daily (day, feature, action, app, source, client, user_name, agent, units, credits, actions, failures)
 SELECT ts / 86400000, feature, action, app, source, client, user_name, agent, SUM(units), SUM(credits), COUNT(*), SUM(failed)
 FROM billing_ledger GROUP BY ts / 86400000, feature, action, app, source, client, user_name, agent;
-
--- runCredits alerts sum each recent conversation's credits.
-CREATE INDEX billing_ledger_conversation ON billing_ledger (conversation);
