@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
 # Fuzz targets as package:Target.
-FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics ./graph:FuzzQuery
+FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics ./graph:FuzzQuery ./graph/remote:FuzzRewriting .:FuzzParseShaclShapes
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 
@@ -35,11 +35,13 @@ lint:
 # deps makes the real components the tests use available: the local PostgreSQL is
 # started when it is down, pgvector is built and installed when it is missing, and the
 # npm tools (the real MCP clients, TypeScript SDK and Inspector CLI, and the Redocly
-# OpenAPI linter) are installed with npm ci.
+# OpenAPI linter) are installed with npm ci. A throwaway Virtuoso 7 is installed and
+# started on loopback for the remote SPARQL tests (scripts/start-virtuoso.sh).
 deps:
 	./scripts/start-postgres.sh
 	./scripts/install-pgvector.sh
 	./scripts/install-node-tools.sh
+	./scripts/start-virtuoso.sh
 
 unit: deps
 	$(GO) test -count=1 ./...

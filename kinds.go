@@ -187,6 +187,9 @@ func DefaultKinds() []*Kind {
 		{Name: "persona", Collection: "personas", Fields: []string{"owners", "followers", "domains", "users"}, SoftDelete: true, NoLineage: true,
 			Text:    []string{"context"},
 			Inverse: map[string]InverseRelation{"users": {Type: "personas", Kinds: []string{KindUser}}}},
+
+		// The knowledge graph: stored SHACL shapes (kinds_shacl.go).
+		shaclShapeKind(),
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/graph/shapes"
 	"github.com/meridian-catalog/meridian/quality"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/search"
@@ -201,7 +202,7 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	}
 	engine := &search.Engine{Keyword: ents, Vector: vectors.NewSearcher(ents, index, emb)}
 	set, err := tools.New(tools.Config{Entities: ents, Search: engine, Schemas: validator, Budget: cfg.Budget,
-		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger, Graph: kg})
+		ReadOnly: cfg.ReadOnly, Logger: cfg.Logger, Graph: kg, Shapes: &shapes.Validator{Graph: kg, Entities: ents, Jobs: js}})
 	if err != nil {
 		return nil, err
 	}

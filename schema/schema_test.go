@@ -67,6 +67,7 @@ var createBodies = map[string]string{
 	"contextPlugin":      `{"name": "confluence", "pluginType": "Confluence", "provider": "Atlassian", "connectionConfig": {"baseUrl": "https://example.atlassian.net"}}`,
 	"page":               `{"name": "Refund_policy", "pageType": "Article", "description": "How refunds are booked", "content": "# Refunds\n\nRefunds are booked as negative orders."}`,
 	"contextMemory":      `{"name": "fiscal_year", "question": "When does our fiscal year start?", "answer": "On 1 February.", "memoryType": "Fact", "memoryScope": "Organization"}`,
+	"shaclShape":         `{"name": "tables_have_owners", "shapes": "@prefix sh: <http://www.w3.org/ns/shacl#> . <urn:s> a sh:NodeShape ; sh:targetClass <urn:T> ."}`,
 	"persona":            `{"name": "DataEngineer", "displayName": "Data Engineer", "description": "Builds pipelines", "context": "Prefer lineage and data quality details."}`,
 }
 

@@ -43,6 +43,7 @@ import (
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/graph/shapes"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -122,6 +123,8 @@ type Config struct {
 	// Graph answers the knowledge-graph tools; nil makes them answer that the graph is
 	// not configured.
 	Graph *graph.Service
+	// Shapes runs shacl_validate; nil makes it answer that the graph is not configured.
+	Shapes *shapes.Validator
 }
 
 // Env is what tool builders get: the engine and the limits.
@@ -132,6 +135,7 @@ type Env struct {
 	Budget   int
 	Logger   *slog.Logger
 	Graph    *graph.Service
+	Shapes   *shapes.Validator
 }
 
 // Registry returns the kind registry.
@@ -162,6 +166,8 @@ var builders = []func(*Env) *Tool{
 	createMetric,
 	// graph.go
 	sparqlQuery, entityNeighborhood, findByTag, ontologyDescribe,
+	// graph_shacl.go
+	shaclValidate,
 }
 
 // detailSections are the optional sections of get_entity_details by include name.
@@ -204,7 +210,7 @@ func New(c Config) (*Set, error) {
 	if srch == nil {
 		srch = c.Entities
 	}
-	env := &Env{Entities: c.Entities, Search: srch, Schemas: c.Schemas, Budget: budget, Logger: log, Graph: c.Graph}
+	env := &Env{Entities: c.Entities, Search: srch, Schemas: c.Schemas, Budget: budget, Logger: log, Graph: c.Graph, Shapes: c.Shapes}
 	s := &Set{env: env, readOnly: c.ReadOnly, byName: map[string]*Tool{}}
 	for _, b := range builders {
 		t := b(env)

@@ -1,0 +1,517 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	rdf "github.com/tggo/goRDFlib"
+
+	"github.com/meridian-catalog/meridian/graph"
+)
+
+// Bookkeeping predicates: ownsIRI links an entity to a node its description puts
+// triples about (what Apply removes when the description is replaced); hiddenIRI marks
+// a node of a soft-deleted description.
+const (
+	ownsIRI   = "urn:meridian:graph:owns"
+	hiddenIRI = "urn:meridian:graph:hidden"
+)
+
+// Backend is a graph.Backend over a remote SPARQL 1.1 server. The projection lives in
+// four named graphs: the visible triples in Graph; in Graph + "/deleted" the triples
+// of soft-deleted descriptions and every other triple whose object is one of their
+// nodes (the embedded store hides those too); in Graph + "/owners" which entity owns
+// which subject nodes; in Graph + "/hidden" the nodes of soft-deleted descriptions.
+// Queries run with the visible graph (and the deleted one when asked) as their default
+// graph, named by the protocol's default-graph-uri parameter, so they never see the
+// server's other graphs. A description's triples must have the description's own nodes
+// (the entity and the nodes it owns, such as its columns) as subjects, as the projection
+// builds them: replacing a description removes every triple about those subjects.
+type Backend struct {
+	c                                      *Client
+	live, deleted, ownerGraph, hiddenGraph string
+}
+
+var _ graph.Backend = (*Backend)(nil)
+
+// NewBackend returns a Backend over c's server and graph.
+func NewBackend(c *Client) *Backend {
+	g := c.Graph()
+	return &Backend{c: c, live: g, deleted: g + "/deleted", ownerGraph: g + "/owners", hiddenGraph: g + "/hidden"}
+}
+
+// Client returns the backend's protocol client.
+func (b *Backend) Client() *Client { return b.c }
+
+// Reset implements graph.Backend: it clears the three graphs. Errors:
+// GRAPH_UNAVAILABLE.
+func (b *Backend) Reset(ctx context.Context) error {
+	var u []string
+	for _, g := range []string{b.live, b.deleted, b.ownerGraph, b.hiddenGraph} {
+		u = append(u, "CLEAR SILENT GRAPH "+IRI(g))
+	}
+	return unavailable(b.c.Update(ctx, strings.Join(u, " ;\n")))
+}
+
+// Load implements graph.Backend: it inserts descriptions in batches without looking
+// for older triples. Errors: GRAPH_UNAVAILABLE.
+func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
+	nodes, err := b.insert(ctx, descs)
+	if err != nil {
+		return unavailable(err)
+	}
+	if hidden, err := b.anyHidden(ctx); err != nil || !hidden {
+		return unavailable(err)
+	}
+	return unavailable(b.route(ctx, nodes))
+}
+
+// anyHidden reports whether any node is hidden: without one, nothing needs routing.
+func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
+	return b.c.Ask(ctx, "ASK { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } }")
+}
+
+// Apply implements graph.Backend: the triples about the nodes owned by each removed
+// or replaced entity are deleted (from both the visible and the deleted graph), then the
+// new descriptions are inserted. Errors: GRAPH_UNAVAILABLE.
+func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
+	var entities []string
+	for _, iri := range d.Remove {
+		entities = append(entities, iri)
+	}
+	for _, desc := range d.Put {
+		entities = append(entities, desc.Entity)
+	}
+	hiddenBefore, err := b.anyHidden(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	var old []string
+	if hiddenBefore {
+		if old, err = b.ownedNodes(ctx, entities); err != nil {
+			return unavailable(err)
+		}
+	}
+	if err := b.removeEntities(ctx, entities); err != nil {
+		return unavailable(err)
+	}
+	nodes, err := b.insert(ctx, d.Put)
+	if err != nil {
+		return unavailable(err)
+	}
+	if !hiddenBefore && !anyDeleted(d.Put) {
+		return nil // no node was or is hidden: nothing to route
+	}
+	return unavailable(b.route(ctx, append(old, nodes...)))
+}
+
+// anyDeleted reports whether a description is soft-deleted.
+func anyDeleted(descs []graph.Description) bool {
+	for _, d := range descs {
+		if d.Deleted {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedNodes are the nodes the entities own now.
+func (b *Backend) ownedNodes(ctx context.Context, entities []string) ([]string, error) {
+	var out []string
+	for len(entities) > 0 {
+		n := min(200, len(entities))
+		q := fmt.Sprintf("SELECT DISTINCT ?s WHERE { VALUES ?e {%s } GRAPH %s { ?e %s ?s } }",
+			iriList(entities[:n]), IRI(b.ownerGraph), IRI(ownsIRI))
+		lr, err := b.c.Limited(ctx, q, 1_000_000)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range lr.Result.Bindings {
+			if u, ok := row["s"].(rdf.URIRef); ok {
+				out = append(out, u.Value())
+			}
+		}
+		entities = entities[n:]
+	}
+	return out, nil
+}
+
+// route moves the triples that mention nodes to the graph they belong in: a visible
+// triple whose subject or object is hidden goes to the deleted graph, a triple of the
+// deleted graph whose subject and object are both visible comes back. nodes are the
+// nodes whose visibility may have changed, and the subjects just inserted.
+func (b *Backend) route(ctx context.Context, nodes []string) error {
+	live, del, hid, mark := IRI(b.live), IRI(b.deleted), IRI(b.hiddenGraph), IRI(hiddenIRI)
+	for len(nodes) > 0 {
+		n := min(200, len(nodes))
+		values := iriList(nodes[:n])
+		hide := []string{
+			// A visible triple whose subject is hidden,
+			"VALUES ?s {%[3]s } GRAPH %[4]s { ?s %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
+			// or whose object is,
+			"VALUES ?s {%[3]s } GRAPH %[1]s { ?s ?p ?o } GRAPH %[4]s { ?o %[5]s ?x }",
+			"VALUES ?o {%[3]s } GRAPH %[4]s { ?o %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
+		}
+		show := []string{
+			// and a hidden triple whose subject and object are both visible.
+			"VALUES ?s {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
+			"VALUES ?o {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
+		}
+		var ops []string
+		for _, w := range hide {
+			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } INSERT { GRAPH %[2]s { ?s ?p ?o } } WHERE { "+w+" }",
+				live, del, values, hid, mark))
+		}
+		for _, w := range show {
+			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[2]s { ?s ?p ?o } } INSERT { GRAPH %[1]s { ?s ?p ?o } } WHERE { "+w+" }",
+				live, del, values, hid, mark))
+		}
+		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err != nil {
+			return err
+		}
+		nodes = nodes[n:]
+	}
+	return nil
+}
+
+// iriList is IRIs separated by spaces, each with a leading space.
+func iriList(iris []string) string {
+	var b strings.Builder
+	for _, s := range iris {
+		b.WriteByte(' ')
+		b.WriteString(IRI(s))
+	}
+	return b.String()
+}
+
+// removeEntities deletes what the entities own, 200 entities a request.
+func (b *Backend) removeEntities(ctx context.Context, entities []string) error {
+	const perRequest = 200
+	for len(entities) > 0 {
+		n := min(perRequest, len(entities))
+		var values strings.Builder
+		for _, e := range entities[:n] {
+			values.WriteString(" ")
+			values.WriteString(IRI(e))
+		}
+		own, owns := IRI(b.ownerGraph), IRI(ownsIRI)
+		var u strings.Builder
+		for _, g := range []string{b.live, b.deleted} {
+			fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?s ?p ?o } } WHERE { VALUES ?e {%[2]s } GRAPH %[3]s { ?e %[4]s ?s } GRAPH %[1]s { ?s ?p ?o } } ;\n",
+				IRI(g), values.String(), own, owns)
+		}
+		fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?s %[2]s ?x } } WHERE { VALUES ?e {%[3]s } GRAPH %[4]s { ?e %[5]s ?s } GRAPH %[1]s { ?s %[2]s ?x } } ;\n",
+			IRI(b.hiddenGraph), IRI(hiddenIRI), values.String(), own, owns)
+		fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?e %[2]s ?s } } WHERE { VALUES ?e {%[3]s } GRAPH %[1]s { ?e %[2]s ?s } }",
+			own, owns, values.String())
+		if err := b.c.Update(ctx, u.String()); err != nil {
+			return err
+		}
+		entities = entities[n:]
+	}
+	return nil
+}
+
+// insert adds descriptions: visible ones into the live graph, soft-deleted ones into the
+// deleted graph with their nodes marked hidden, and the ownership of their subject nodes
+// into the owners graph. It returns the subject nodes inserted, which route must see.
+func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]string, error) {
+	var live, deleted, owners, hidden []rdf.Triple
+	var nodes []string
+	owns, mark, yes := rdf.NewURIRefUnsafe(ownsIRI), rdf.NewURIRefUnsafe(hiddenIRI), rdf.NewLiteral(true)
+	for _, d := range descs {
+		seen := map[string]bool{}
+		for _, t := range d.Triples {
+			tr, ok := toRDFTriple(t)
+			if !ok {
+				continue
+			}
+			if d.Deleted {
+				deleted = append(deleted, tr)
+			} else {
+				live = append(live, tr)
+			}
+			if t.S.Kind == graph.KindIRI && !seen[t.S.Value] {
+				seen[t.S.Value] = true
+				owners = append(owners, rdf.Triple{Subject: rdf.NewURIRefUnsafe(d.Entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(t.S.Value)})
+				nodes = append(nodes, t.S.Value)
+				if d.Deleted {
+					hidden = append(hidden, rdf.Triple{Subject: rdf.NewURIRefUnsafe(t.S.Value), Predicate: mark, Object: yes})
+				}
+			}
+		}
+	}
+	parts := []struct {
+		graph   string
+		triples []rdf.Triple
+	}{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}, {b.ownerGraph, owners}}
+	if len(hidden)+len(live)+len(deleted)+len(owners) <= b.c.cfg.BatchTriples {
+		// A small change (one description) is one request.
+		var ops []string
+		for _, part := range parts {
+			if len(part.triples) > 0 {
+				text, _ := dataUpdate("INSERT DATA", part.graph, part.triples)
+				ops = append(ops, text)
+			}
+		}
+		if len(ops) == 0 {
+			return nodes, nil
+		}
+		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err == nil || !tooBig(err) {
+			return nodes, err
+		}
+	}
+	for _, part := range parts {
+		if len(part.triples) == 0 {
+			continue
+		}
+		if err := b.c.PostTriples(ctx, part.graph, part.triples); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// Query implements graph.Backend for a query that passed graph.Check: it runs on the
+// server with the projection as the default graph, at most lim.Rows rows (one more is
+// asked for to report TRUNCATED, and Virtuoso's silent cap is detected), within
+// lim.Timeout. On Virtuoso, transitive paths with a constant end use its transitive
+// option. Errors: QUERY_INVALID, EXECUTION_TIMEOUT, GRAPH_UNAVAILABLE.
+func (b *Backend) Query(ctx context.Context, query string, lim graph.Limits) (*graph.Result, error) {
+	c, err := graph.Check(query)
+	if err != nil {
+		return nil, err
+	}
+	lim = limitsWithDefaults(lim)
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	text := c.Text
+	if c.Form == graph.FormDescribe {
+		text = c.DescribeSelect()
+	}
+	if !b.c.st.answered.Load() {
+		_ = b.c.Ping(ctx) // learn which server it is before the first query
+	}
+	if b.c.IsVirtuoso() {
+		text = RewriteTransitive(text)
+	}
+	q := b.withDataset(lim.IncludeDeleted)
+	switch c.Form {
+	case graph.FormAsk:
+		res, _, err := q.Select(ctx, text)
+		if err != nil {
+			return nil, queryError(err, lim)
+		}
+		return &graph.Result{Form: graph.FormAsk, Boolean: res.AskResult, Completeness: graph.Complete}, nil
+	case graph.FormConstruct:
+		return b.construct(ctx, q, text, lim)
+	case graph.FormDescribe:
+		return b.describe(ctx, q, text, lim)
+	}
+	lr, err := q.Limited(ctx, text, lim.Rows)
+	if err != nil {
+		return nil, queryError(err, lim)
+	}
+	r := &graph.Result{Form: graph.FormSelect, Vars: lr.Result.Vars, Completeness: graph.Completeness(lr.Completeness)}
+	for _, row := range lr.Result.Bindings {
+		out := make([]graph.Term, len(r.Vars))
+		for i, v := range r.Vars {
+			out[i] = fromRDF(row[v])
+		}
+		r.Rows = append(r.Rows, out)
+	}
+	return r, nil
+}
+
+// construct runs a CONSTRUCT with at most lim.Rows+1 solutions and answers at most
+// lim.Rows triples, TRUNCATED when there were more.
+func (b *Backend) construct(ctx context.Context, q *Client, text string, lim graph.Limits) (*graph.Result, error) {
+	limited, err := WithLimit(text, lim.Rows+1)
+	if err != nil {
+		return nil, graph.Errorf(graph.CodeQueryInvalid, "%s", err.Error())
+	}
+	g, err := q.Construct(ctx, limited)
+	if err != nil {
+		return nil, queryError(err, lim)
+	}
+	r := &graph.Result{Form: graph.FormConstruct, Completeness: graph.Complete}
+	for t := range g.Triples(nil, nil, nil) {
+		r.Triples = append(r.Triples, graph.Triple{S: fromRDF(t.Subject), P: graph.IRI(t.Predicate.Value()), O: fromRDF(t.Object)})
+	}
+	sortTriples(r.Triples)
+	if len(r.Triples) > lim.Rows {
+		r.Triples, r.Completeness = r.Triples[:lim.Rows], graph.Truncated
+	}
+	return r, nil
+}
+
+// describe finds the described resources with the DESCRIBE's SELECT, then answers the
+// triples whose subject is one of them (as the embedded store does).
+func (b *Backend) describe(ctx context.Context, q *Client, sel string, lim graph.Limits) (*graph.Result, error) {
+	lr, err := q.Limited(ctx, sel, lim.Rows)
+	if err != nil {
+		return nil, queryError(err, lim)
+	}
+	seen := map[string]bool{}
+	var subjects []string
+	for _, row := range lr.Result.Bindings {
+		for _, t := range row {
+			if u, ok := t.(rdf.URIRef); ok && !seen[u.Value()] {
+				seen[u.Value()] = true
+				subjects = append(subjects, IRI(u.Value()))
+			}
+		}
+	}
+	r := &graph.Result{Form: graph.FormDescribe, Completeness: graph.Completeness(lr.Completeness)}
+	if len(subjects) == 0 {
+		return r, nil
+	}
+	sort.Strings(subjects)
+	tq := "SELECT ?s ?p ?o WHERE { VALUES ?s { " + strings.Join(subjects, " ") + " } ?s ?p ?o }"
+	tr, err := q.Limited(ctx, tq, lim.Rows)
+	if err != nil {
+		return nil, queryError(err, lim)
+	}
+	for _, row := range tr.Result.Bindings {
+		r.Triples = append(r.Triples, graph.Triple{S: fromRDF(row["s"]), P: fromRDF(row["p"]), O: fromRDF(row["o"])})
+	}
+	if tr.Completeness == Truncated {
+		r.Completeness = graph.Truncated
+	}
+	sortTriples(r.Triples)
+	return r, nil
+}
+
+// withDataset is a client whose queries name the projection as their default graph.
+func (b *Backend) withDataset(includeDeleted bool) *Client {
+	graphs := []string{b.live}
+	if includeDeleted {
+		graphs = append(graphs, b.deleted)
+	}
+	return b.c.withDefaultGraphs(graphs)
+}
+
+// limitsWithDefaults fills and clamps lim as the embedded store does.
+func limitsWithDefaults(lim graph.Limits) graph.Limits {
+	if lim.Rows <= 0 {
+		lim.Rows = graph.DefaultRows
+	}
+	lim.Rows = min(lim.Rows, graph.MaxRows)
+	if lim.Timeout <= 0 {
+		lim.Timeout = graph.DefaultTimeout
+	}
+	lim.Timeout = min(lim.Timeout, graph.MaxTimeout)
+	return lim
+}
+
+// queryError maps a client error to the graph's stable codes.
+func queryError(err error, lim graph.Limits) error {
+	var re *RefusedError
+	switch {
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return graph.Errorf(graph.CodeTimeout, "the remote store did not answer within %s", lim.Timeout)
+	case errors.Is(err, ErrTooLarge):
+		return graph.Errorf(graph.CodeLimitExceeded, "the remote store's answer is larger than the output bound; add a LIMIT or select fewer values")
+	case errors.As(err, &re) && re.Status == 400:
+		return graph.Errorf(graph.CodeQueryInvalid, "the remote store refused the query: %s", re.Message)
+	}
+	return unavailable(err)
+}
+
+// unavailable maps a failed exchange with the server to GRAPH_UNAVAILABLE; the message
+// says what failed without any credential.
+func unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return graph.Errorf(graph.CodeUnavailable, "the remote SPARQL store failed: %s", err.Error())
+}
+
+// toRDFTriple converts a graph triple; false when it is not a valid RDF statement.
+func toRDFTriple(t graph.Triple) (rdf.Triple, bool) {
+	if t.P.Kind != graph.KindIRI {
+		return rdf.Triple{}, false
+	}
+	var s rdf.Subject
+	switch t.S.Kind {
+	case graph.KindIRI:
+		s = rdf.NewURIRefUnsafe(t.S.Value)
+	case graph.KindBlank:
+		s = rdf.NewBNode(t.S.Value)
+	default:
+		return rdf.Triple{}, false
+	}
+	o, ok := toRDF(t.O)
+	if !ok {
+		return rdf.Triple{}, false
+	}
+	return rdf.Triple{Subject: s, Predicate: rdf.NewURIRefUnsafe(t.P.Value), Object: o}, true
+}
+
+// toRDF converts a graph term; false for the zero term.
+func toRDF(t graph.Term) (rdf.Term, bool) {
+	switch t.Kind {
+	case graph.KindIRI:
+		return rdf.NewURIRefUnsafe(t.Value), true
+	case graph.KindBlank:
+		return rdf.NewBNode(t.Value), true
+	case graph.KindLiteral:
+		switch {
+		case t.Lang != "":
+			return rdf.NewLiteral(t.Value, rdf.WithLang(t.Lang)), true
+		case t.Datatype != "" && t.Datatype != xsdString:
+			return rdf.NewLiteral(t.Value, rdf.WithDatatype(rdf.NewURIRefUnsafe(t.Datatype))), true
+		}
+		return rdf.NewLiteral(t.Value), true
+	}
+	return nil, false
+}
+
+// fromRDF converts a goRDFlib term to a graph term (the zero term for nil).
+func fromRDF(t rdf.Term) graph.Term {
+	switch v := t.(type) {
+	case rdf.URIRef:
+		return graph.IRI(v.Value())
+	case rdf.BNode:
+		return graph.Blank(v.Value())
+	case rdf.Literal:
+		out := graph.Term{Kind: graph.KindLiteral, Value: v.Lexical(), Lang: v.Language()}
+		if out.Lang == "" {
+			if dt := v.Datatype().Value(); dt != xsdString {
+				out.Datatype = dt
+			}
+		}
+		return out
+	}
+	return graph.Term{}
+}
+
+// sortTriples orders triples by subject, predicate and object, for stable answers.
+func sortTriples(ts []graph.Triple) {
+	key := func(t graph.Term) string {
+		return fmt.Sprint(t.Kind, "\x00", t.Value, "\x00", t.Datatype, "\x00", t.Lang)
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		a, b := ts[i], ts[j]
+		if a.S != b.S {
+			return key(a.S) < key(b.S)
+		}
+		if a.P != b.P {
+			return key(a.P) < key(b.P)
+		}
+		return key(a.O) < key(b.O)
+	})
+}
+
+// dataQuery is the form body of a query with its default graphs.
+func dataQuery(query string, defaultGraphs []string) string {
+	v := url.Values{"query": {query}}
+	for _, g := range defaultGraphs {
+		v.Add("default-graph-uri", g)
+	}
+	return v.Encode()
+}
