@@ -179,7 +179,12 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res RebuildResult
-	if err := s.backend.Reset(ctx); err != nil {
+	aside, ok := s.backend.(Rebuilder)
+	begin := s.backend.Reset
+	if ok {
+		begin = aside.BeginRebuild
+	}
+	if err := begin(ctx); err != nil {
 		return res, err
 	}
 	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
@@ -239,8 +244,8 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err != nil {
 		return res, err
 	}
-	if c, ok := s.backend.(Committer); ok {
-		if err := c.Commit(ctx); err != nil {
+	if aside != nil {
+		if err := aside.Commit(ctx); err != nil {
 			return res, err
 		}
 	}
