@@ -34,8 +34,10 @@ type Sync struct {
 	onto    *Ontology
 	log     *slog.Logger
 
-	mu    sync.Mutex
-	ready atomic.Bool
+	mu        sync.Mutex
+	ready     atomic.Bool
+	built     chan struct{} // closed once the projection is first ready
+	builtOnce sync.Once
 }
 
 var _ store.Consumer = (*Sync)(nil)
@@ -45,7 +47,7 @@ func NewSync(reg *meridian.Registry, src Source, backend Backend, log *slog.Logg
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log}
+	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log, built: make(chan struct{})}
 }
 
 // Name returns ConsumerName.
@@ -56,7 +58,13 @@ func (s *Sync) Name() string { return ConsumerName }
 func (s *Sync) Ready() bool { return s.ready.Load() }
 
 // MarkReady declares the projection built (a remote store that keeps its data).
-func (s *Sync) MarkReady() { s.ready.Store(true) }
+func (s *Sync) MarkReady() {
+	s.ready.Store(true)
+	s.builtOnce.Do(func() { close(s.built) })
+}
+
+// Built is closed once the projection is first ready.
+func (s *Sync) Built() <-chan struct{} { return s.built }
 
 // Ontology returns the ontology the projection uses.
 func (s *Sync) Ontology() *Ontology { return s.onto }
@@ -249,7 +257,7 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 			return res, err
 		}
 	}
-	s.ready.Store(true)
+	s.MarkReady()
 	s.log.Info("graph projection rebuilt", "entities", res.Entities)
 	return res, nil
 }
