@@ -304,7 +304,7 @@ func (s *Service) DescribeOntology(ctx context.Context, p *meridian.Principal) (
 	if err := authorize(p, false); err != nil {
 		return nil, err
 	}
-	if err := s.ready(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	o := s.cfg.Sync.Ontology()

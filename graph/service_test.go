@@ -214,9 +214,15 @@ func TestConcurrencyLimitsPerCallerAndGlobally(t *testing.T) {
 
 func TestQueriesWaitForTheProjection(t *testing.T) {
 	b := NewEmbedded()
-	s := NewService(Config{Backend: b, Sync: NewSync(meridian.DefaultRegistry(), nil, b, nil)})
-	_, err := s.Query(context.Background(), reader, Request{Query: "ASK { ?s ?p ?o }"})
-	if GraphCode(err) != CodeUnavailable {
+	sync := NewSync(meridian.DefaultRegistry(), nil, b, nil)
+	s := NewService(Config{Backend: b, Sync: sync})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Query(ctx, reader, Request{Query: "ASK { ?s ?p ?o }"}); GraphCode(err) != CodeUnavailable {
 		t.Fatalf("got %v", err)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); sync.MarkReady() }()
+	if _, err := s.Query(context.Background(), reader, Request{Query: "ASK { ?s ?p ?o }"}); err != nil {
+		t.Fatalf("once built: %v", err)
 	}
 }

@@ -82,6 +82,16 @@ func BenchmarkMillionTriples(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000, q.name+"-ms")
 			_ = r
 		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start = time.Now()
+		_, err := e.Query(context.Background(), "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }", Limits{})
+		b.ReportMetric(float64(time.Since(start).Milliseconds()), "cartesian-ms")
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), "cartesian-alloc-MB")
+		if GraphCode(err) != CodeWorkExceeded {
+			b.Fatalf("cartesian product: %v", err)
+		}
 		start = time.Now()
 		for i := 0; i < 1000; i++ {
 			d := syntheticCatalog(1)[0]

@@ -27,6 +27,9 @@ type view struct {
 	ns                map[string]term.URIRef
 }
 
+// yieldShare is the part of the work budget a query may yield as solutions (1/4).
+const yieldShare = 4
+
 type stopReason uint8
 
 const (
@@ -142,7 +145,12 @@ func (v *view) Triples(p term.TriplePattern, _ term.Term) store.TripleIterator {
 			if v.yieldCap > 0 && v.yielded >= v.yieldCap {
 				return false
 			}
-			v.yielded++
+			// Every triple yielded becomes a solution the engine keeps in memory: a
+			// quarter of the work budget bounds them.
+			if v.yielded++; int64(v.yielded) > v.budget/yieldShare {
+				v.stopped = stoppedWork
+				return false
+			}
 			return yield(v.triple(r))
 		})
 	}
