@@ -68,7 +68,7 @@ func TestCatalogKeepsVirtuosoInStep(t *testing.T) {
 			lineage := `SELECT ?id WHERE { ?t dct:identifier "pg.dwh.sales.orders" ; prov:wasDerivedFrom+ ?u . ?u dct:identifier ?id }`
 			eventually := func(p *meridian.Principal, q string, includeDeleted bool, want ...string) {
 				t.Helper()
-				deadline := time.Now().Add(5 * time.Second)
+				deadline := time.Now().Add(15 * time.Second)
 				for {
 					r, err := c.Graph.Run(ctx, p, graph.Request{Query: q, IncludeDeleted: includeDeleted})
 					if err != nil {
@@ -83,7 +83,7 @@ func TestCatalogKeepsVirtuosoInStep(t *testing.T) {
 						return
 					}
 					if time.Now().After(deadline) {
-						t.Fatalf("%s\nafter 5s: %v, want %v", q, got, want)
+						t.Fatalf("%s\nafter 15s: %v, want %v", q, got, want)
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
