@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	rdf "github.com/tggo/goRDFlib"
 
@@ -552,7 +553,7 @@ func fromRDF(t rdf.Term) graph.Term {
 				out.Datatype = dt
 			}
 		}
-		return out
+		return canonical(out)
 	}
 	return graph.Term{}
 }
@@ -581,4 +582,25 @@ func dataQuery(query string, defaultGraphs []string) string {
 		v.Add("default-graph-uri", g)
 	}
 	return v.Encode()
+}
+
+// canonical undoes the lexical changes Virtuoso makes to the literals it stores, so
+// that answers match the projection's (and the embedded store's): booleans come back as
+// 0 and 1, and date-times with their fraction padded (06:17:13.010Z for 06:17:13.01Z);
+// the projection writes them as Go's RFC 3339 with nanoseconds, in UTC.
+func canonical(t graph.Term) graph.Term {
+	switch t.Datatype {
+	case xsdBoolean:
+		switch t.Value {
+		case "0":
+			t.Value = "false"
+		case "1":
+			t.Value = "true"
+		}
+	case xsdDateTime:
+		if v, err := time.Parse(time.RFC3339Nano, t.Value); err == nil {
+			t.Value = v.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return t
 }

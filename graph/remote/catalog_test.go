@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -115,4 +117,150 @@ func TestCatalogKeepsVirtuosoInStep(t *testing.T) {
 			eventually(c.Admin, columns, true)
 		})
 	}
+}
+
+// TestSameAnswersOnTheCatalogsProjection projects one real catalog (tables with
+// columns, a lineage chain with a branch, tags in a hierarchy, a glossary term, an
+// owner) into Virtuoso, as the server does, and into an embedded store, and asks both
+// the fixed set of questions: lineage closure, a tag's descendants, find_by_tag, a
+// two-join SELECT and an entity's neighbourhood.
+func TestSameAnswersOnTheCatalogsProjection(t *testing.T) {
+	remotetest.Client(t, remote.Config{})
+	ctx := context.Background()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	t.Setenv(remote.EnvGraph, "urn:meridian:test:same:"+hex.EncodeToString(b))
+	c := catalogtest.Open(t, app.Config{Graph: app.GraphConfig{Endpoint: remotetest.Endpoint(), UpdateEndpoint: remotetest.Endpoint()}})
+	t.Cleanup(func() { _ = c.Graph.Backend().Reset(context.Background()) })
+
+	fq := map[string]string{}
+	for _, n := range []string{"raw", "clean", "side", "facts", "report", "other"} {
+		fq[n] = c.Table(t, "pg", "dwh", "sales", n, 3)
+	}
+	for _, e := range [][2]string{{"raw", "clean"}, {"clean", "facts"}, {"side", "facts"}, {"facts", "report"}, {"other", "side"}} {
+		if _, err := c.Entities.AddLineage(ctx, c.Admin, store.AddLineage{Edge: store.EdgeInput{
+			FromEntity: meridian.EntityRef{Type: "table", FullyQualifiedName: fq[e[0]]},
+			ToEntity:   meridian.EntityRef{Type: "table", FullyQualifiedName: fq[e[1]]},
+			LineageDetails: &store.LineageDetails{ColumnsLineage: []store.ColumnLineage{
+				{FromColumns: []string{fq[e[0]] + ".col_0001"}, ToColumn: fq[e[1]] + ".col_0001"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Create(t, "classification", meridian.Entity{"name": "PII", "description": "personal data"})
+	c.Create(t, "tag", meridian.Entity{"name": "Sensitive", "classification": "PII", "description": "sensitive"})
+	c.Create(t, "tag", meridian.Entity{"name": "Email", "parent": "PII.Sensitive", "description": "emails"})
+	label := func(fqn string) map[string]any {
+		return map[string]any{"tagFQN": fqn, "source": "Classification", "labelType": "Manual", "state": "Confirmed"}
+	}
+	for n, tag := range map[string]string{"facts": "PII.Sensitive", "report": "PII.Sensitive.Email"} {
+		tbl, err := c.Entities.Get(ctx, c.Admin, "table", store.ByFQN(fq[n]), store.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := fmt.Sprintf(`[{"op":"add","path":"/tags","value":[%s]}]`, mustJSON(t, label(tag)))
+		if _, err := c.Entities.Patch(ctx, c.Admin, "table", store.ByID(tbl.ID()), []byte(patch), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Both stores projected from the same catalog, by the same projector.
+	if err := c.BuildGraph(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Graph.Sync().Rebuild(ctx, &graph.CatalogSource{Entities: c.Entities}, nil); err != nil {
+		t.Fatal(err)
+	}
+	emb := graph.NewEmbedded()
+	embSync := graph.NewSync(c.Entities.Registry(), &graph.CatalogSource{Entities: c.Entities}, emb, nil)
+	if _, err := embSync.Rebuild(ctx, &graph.CatalogSource{Entities: c.Entities}, nil); err != nil {
+		t.Fatal(err)
+	}
+	services := map[string]*graph.Service{"virtuoso": c.Graph, "embedded": graph.NewService(graph.Config{Backend: emb, Sync: embSync})}
+	reader := c.User(t, "reader", meridian.RoleDataConsumer)
+	report := func(n string) string {
+		tbl, _ := c.Entities.Get(ctx, c.Admin, "table", store.ByFQN(fq[n]), store.GetOptions{})
+		return graph.EntityIRI("table", tbl.ID())
+	}
+	questions := []struct {
+		name string
+		ask  func(s *graph.Service) (string, error)
+	}{
+		{"lineage closure", func(s *graph.Service) (string, error) {
+			return selectAll(ctx, s, reader, `SELECT ?id WHERE { <`+report("report")+`> prov:wasDerivedFrom+ ?u . ?u dct:identifier ?id }`)
+		}},
+		{"column lineage closure", func(s *graph.Service) (string, error) {
+			return selectAll(ctx, s, reader, `SELECT ?id WHERE { ?c dct:identifier "`+fq["report"]+`.col_0001" ; prov:wasDerivedFrom+ ?u . ?u dct:identifier ?id }`)
+		}},
+		{"tag descendants", func(s *graph.Service) (string, error) {
+			return selectAll(ctx, s, reader, `SELECT ?id WHERE { ?top dct:identifier "PII.Sensitive" . ?t skos:broader* ?top . ?t dct:identifier ?id }`)
+		}},
+		{"find_by_tag", func(s *graph.Service) (string, error) {
+			page, err := s.FindByTag(ctx, reader, "PII.Sensitive", nil, 50, "")
+			if err != nil {
+				return "", err
+			}
+			var out []string
+			for _, e := range page.Entities {
+				out = append(out, e.EntityType+" "+e.FQN)
+			}
+			return strings.Join(out, "\n"), nil
+		}},
+		{"two-join select", func(s *graph.Service) (string, error) {
+			return selectAll(ctx, s, reader, `SELECT ?down ?col WHERE { ?d prov:wasDerivedFrom ?u . ?u dct:identifier "`+fq["facts"]+
+				`" . ?d dct:identifier ?down ; mer:column ?c . ?c rdfs:label ?col }`)
+		}},
+		{"neighbourhood", func(s *graph.Service) (string, error) {
+			n, err := s.Neighborhood(ctx, reader, report("facts"), 2, 2000, false)
+			if err != nil {
+				return "", err
+			}
+			var out []string
+			for _, tr := range n.Triples {
+				out = append(out, fmt.Sprint(tr))
+			}
+			sort.Strings(out)
+			return string(n.Completeness) + "\n" + strings.Join(out, "\n"), nil
+		}},
+	}
+	for _, q := range questions {
+		t.Run(q.name, func(t *testing.T) {
+			want, err := q.ask(services["embedded"])
+			if err != nil || want == "" {
+				t.Fatalf("embedded: %q, %v", want, err)
+			}
+			got, err := q.ask(services["virtuoso"])
+			if err != nil {
+				t.Fatalf("virtuoso: %v", err)
+			}
+			if got != want {
+				t.Fatalf("virtuoso answers\n%s\nthe embedded store\n%s", got, want)
+			}
+		})
+	}
+}
+
+// selectAll runs a SELECT and returns its rows, sorted, one a line.
+func selectAll(ctx context.Context, s *graph.Service, p *meridian.Principal, q string) (string, error) {
+	r, err := s.Run(ctx, p, graph.Request{Query: q, Limit: graph.MaxRows})
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, row := range r.Rows {
+		var cells []string
+		for _, v := range row {
+			cells = append(cells, v.Value)
+		}
+		out = append(out, strings.Join(cells, " "))
+	}
+	sort.Strings(out)
+	return string(r.Completeness) + "\n" + strings.Join(out, "\n"), nil
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
