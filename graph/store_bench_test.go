@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+
+	"github.com/meridian-catalog/meridian"
 	"testing"
 	"time"
 )
@@ -82,6 +85,21 @@ func BenchmarkMillionTriples(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000, q.name+"-ms")
 			_ = r
 		}
+		sync := NewSync(meridian.DefaultRegistry(), nil, e, nil)
+		sync.MarkReady()
+		svc := NewService(Config{Backend: e, Sync: sync})
+		var lat []time.Duration
+		for i := 0; i < 200; i++ {
+			start := time.Now()
+			iri := EntityIRI("table", fmt.Sprintf("00000000-0000-0000-0000-%012d", (i*97)%24000))
+			if _, err := svc.Neighborhood(context.Background(), reader, iri, 2, 200, false); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[100].Microseconds())/1000, "neighbourhood-p50-ms")
+		b.ReportMetric(float64(lat[197].Microseconds())/1000, "neighbourhood-p99-ms")
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		start = time.Now()
