@@ -3,8 +3,8 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
