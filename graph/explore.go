@@ -330,23 +330,41 @@ func (s *Service) FindByTag(ctx context.Context, p *meridian.Principal, conceptF
 		filters.WriteString(" FILTER(?fqn > " + literalQuoted(cur[0]) + " || (?fqn = " + literalQuoted(cur[0]) +
 			" && STR(?e) > " + literalQuoted(cur[1]) + "))")
 	}
-	q := "SELECT DISTINCT ?e ?type ?fqn ?name WHERE { ?c skos:broader* <" + concept + "> . " +
-		"{ ?e mer:tag ?c } UNION { ?col mer:tag ?c . ?col mer:columnOf ?e } " +
-		"?e mer:entityType ?type ; dct:identifier ?fqn . OPTIONAL { ?e rdfs:label ?name }" + filters.String() +
-		" } ORDER BY ?fqn ?e LIMIT " + strconv.Itoa(limit+1)
-	r, err = s.internal(ctx, p, false, q, limit+1)
-	if err != nil {
-		return nil, err
+	// Entities tagged directly, and through a column: two queries whose patterns are
+	// joined in order from the concept (an engine evaluating a UNION branch on its own
+	// would read every tag edge), merged by FQN.
+	paths := []string{"?e mer:tag ?c .", "?col mer:tag ?c . ?col mer:columnOf ?e ."}
+	var found []Tagged
+	for _, path := range paths {
+		q := "SELECT DISTINCT ?e ?type ?fqn ?name WHERE { ?c skos:broader* <" + concept + "> . " + path +
+			" ?e mer:entityType ?type ; dct:identifier ?fqn ; rdfs:label ?name ." + filters.String() +
+			" } ORDER BY ?fqn ?e LIMIT " + strconv.Itoa(limit+1)
+		r, err = s.internal(ctx, p, false, q, limit+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range r.Rows {
+			found = append(found, Tagged{IRI: row[0].Value, EntityType: row[1].Value, FQN: row[2].Value, Name: row[3].Value})
+		}
 	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].FQN != found[j].FQN {
+			return found[i].FQN < found[j].FQN
+		}
+		return found[i].IRI < found[j].IRI
+	})
 	page := &TaggedPage{Concept: concept, Entities: []Tagged{}}
-	for i, row := range r.Rows {
-		if i == limit {
+	for _, e := range found {
+		if n := len(page.Entities); n > 0 && page.Entities[n-1].IRI == e.IRI {
+			continue
+		}
+		if len(page.Entities) == limit {
 			last := page.Entities[limit-1]
 			b, _ := json.Marshal([2]string{last.FQN, last.IRI})
 			page.After = base64.RawURLEncoding.EncodeToString(b)
 			break
 		}
-		page.Entities = append(page.Entities, Tagged{IRI: row[0].Value, EntityType: row[1].Value, FQN: row[2].Value, Name: row[3].Value})
+		page.Entities = append(page.Entities, e)
 	}
 	return page, nil
 }

@@ -246,7 +246,9 @@ func TestNeighbourhoodIsTheSameByIndexAndBySPARQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(a.Triples) != len(q.Triples) || a.Completeness != q.Completeness || a.Nodes != q.Nodes {
+		// A truncated neighbourhood may keep other triples (the order of the edges
+		// differs); a complete one is the same.
+		if len(a.Triples) != len(q.Triples) || a.Completeness != q.Completeness || (a.Completeness == Complete && a.Nodes != q.Nodes) {
 			t.Fatalf("depth %d limit %d: index %d triples %s %d nodes, SPARQL %d %s %d", c.depth, c.limit,
 				len(a.Triples), a.Completeness, a.Nodes, len(q.Triples), q.Completeness, q.Nodes)
 		}

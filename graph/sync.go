@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,7 +151,7 @@ const referrers = 5000
 func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
 	iri := EntityIRI(kind, id)
 	q := "SELECT DISTINCT ?s WHERE { { ?s ?p <" + iri + "> } UNION { <" + iri + "> <" + merColumnProp + "> ?c . ?s ?q ?c } } LIMIT " +
-		itoa(referrers)
+		strconv.Itoa(referrers)
 	res, err := s.backend.Query(ctx, q, Limits{Rows: referrers, IncludeDeleted: true, Work: 10 * DefaultWork})
 	if err != nil {
 		return err
@@ -260,16 +261,4 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	s.MarkReady()
 	s.log.Info("graph projection rebuilt", "entities", res.Entities)
 	return res, nil
-}
-
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{digits[n%10]}, b...)
-	}
-	return string(b)
 }

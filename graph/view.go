@@ -87,7 +87,12 @@ func (v *view) candidates(p term.TriplePattern) (list []uint32, all bool, sid, p
 			best, list = len(l), l
 		}
 	}
-	pick(sid, s.byS)
+	if sid != 0 && pid != 0 {
+		l := s.subjectPredicate(sid, pid)
+		best, list = len(l), l
+	} else {
+		pick(sid, s.byS)
+	}
 	pick(oid, s.byO)
 	pick(pid, s.byP)
 	return list, best < 0, sid, pid, oid, true
