@@ -32,9 +32,11 @@ type Backend interface {
 	Load(ctx context.Context, descs []Description) error
 }
 
-// Committer is implemented by backends that build a rebuild aside (after Reset and
-// Load) and switch to it at once: Commit ends the rebuild.
-type Committer interface {
+// Rebuilder is implemented by backends that build a rebuild aside and switch to it
+// at once: BeginRebuild replaces Reset, Load fills the new projection, Commit makes it
+// the one queries read.
+type Rebuilder interface {
+	BeginRebuild(ctx context.Context) error
 	Commit(ctx context.Context) error
 }
 

@@ -156,6 +156,19 @@ func TestLineageClosureMatchesTheLineageAPI(t *testing.T) {
 				wantCols = append(wantCols, f+".col_0001")
 			}
 			eventually(t, c, c.Admin, cols, false, wantCols)
+
+			// A hard delete of an upstream table takes its edges along.
+			if _, err := c.Entities.Delete(ctx, c.Admin, "table", store.ByFQN(fq["raw"]), store.DeleteOptions{Hard: true}); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, f := range want {
+				if f != fq["raw"] {
+					left = append(left, f)
+				}
+			}
+			eventually(t, c, c.Admin, closure, true, left)
+			eventually(t, c, c.Admin, `SELECT ?s WHERE { ?s prov:wasDerivedFrom ?u FILTER NOT EXISTS { ?u ?p ?o } }`, true, nil)
 		})
 	}
 }

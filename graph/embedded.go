@@ -20,7 +20,7 @@ import (
 // most a few thousand visited triples.
 type Embedded struct {
 	store atomic.Pointer[Store]
-	// next is the store a rebuild fills (Reset, Load) while queries read the current
+	// next is the store a rebuild fills (BeginRebuild, Load) while queries read the current
 	// one; Commit makes it current. Only the synchroniser touches it, under its lock.
 	next *Store
 }
@@ -47,9 +47,16 @@ func (e *Embedded) Apply(_ context.Context, d Delta) error {
 	return nil
 }
 
-// Reset implements Backend: it starts a new store, which Load fills and Commit makes
-// current, so queries keep answering from the old one during a rebuild.
+// Reset implements Backend: it empties the current store.
 func (e *Embedded) Reset(context.Context) error {
+	e.next = nil
+	e.Store().Reset()
+	return nil
+}
+
+// BeginRebuild implements Rebuilder: it starts a new store, which Load fills and
+// Commit makes current, so queries keep answering from the old one meanwhile.
+func (e *Embedded) BeginRebuild(context.Context) error {
 	e.next = NewStore()
 	return nil
 }
@@ -64,7 +71,7 @@ func (e *Embedded) Load(_ context.Context, descs []Description) error {
 	return nil
 }
 
-// Commit implements Committer: the store a rebuild filled becomes current.
+// Commit implements Rebuilder: the store a rebuild filled becomes current.
 func (e *Embedded) Commit(context.Context) error {
 	if e.next != nil {
 		e.store.Store(e.next)

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tggo/goRDFlib/term"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -107,6 +111,12 @@ func (s *Service) Neighborhood(ctx context.Context, p *meridian.Principal, iri s
 	if limit < 1 || limit > MaxNeighbors {
 		return nil, meridian.Errorf(meridian.EInvalid, "limit must be between 1 and %d", MaxNeighbors)
 	}
+	if err := authorize(p, includeDeleted); err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	n := &Neighborhood{IRI: iri, Depth: depth, Completeness: Complete, ByDepth: map[string]int{"0": 1}}
 	seenTriple := map[Triple]bool{}
 	seenNode := map[string]bool{iri: true}
@@ -124,12 +134,11 @@ func (s *Service) Neighborhood(ctx context.Context, p *meridian.Principal, iri s
 				values.WriteString(q + " ")
 			}
 			left := limit - len(n.Triples)
-			q := "SELECT ?s ?p ?o WHERE { { VALUES ?s { " + values.String() + "} ?s ?p ?o } UNION { VALUES ?o { " +
-				values.String() + "} ?s ?p ?o } }"
-			r, err := s.internal(ctx, p, includeDeleted, q, left+1)
+			rows, err := s.edges(ctx, p, batch, values.String(), left+1, includeDeleted, func(t Triple) bool { return seenTriple[t] })
 			if err != nil {
 				return nil, err
 			}
+			r := &Result{Rows: rows}
 			for _, row := range r.Rows {
 				if len(row) != 3 {
 					continue
@@ -184,6 +193,82 @@ func (s *Service) Neighborhood(ctx context.Context, p *meridian.Principal, iri s
 	n.Nodes = len(seenNode)
 	sortTriples(n.Triples)
 	return n, nil
+}
+
+// Walker is implemented by backends that read nodes' edges straight from their
+// indexes, without a query.
+type Walker interface {
+	// Edges returns the visible triples whose subject, then those whose object, is one
+	// of the nodes, at most limit of them, leaving out those skip reports (already
+	// seen) and repeats.
+	Edges(ctx context.Context, nodes []string, limit int, includeDeleted bool, skip func(Triple) bool) ([]Triple, error)
+}
+
+// edges returns the out-edges and then the in-edges of nodes (values is their VALUES
+// list), at most limit rows of (s, p, o).
+func (s *Service) edges(ctx context.Context, p *meridian.Principal, nodes []string, values string, limit int, includeDeleted bool, skip func(Triple) bool) ([][]Term, error) {
+	if w, ok := s.cfg.Backend.(Walker); ok {
+		ts, err := w.Edges(ctx, nodes, limit, includeDeleted, skip)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([][]Term, len(ts))
+		for i, t := range ts {
+			rows[i] = []Term{t.S, t.P, t.O}
+		}
+		return rows, nil
+	}
+	// Out-edges, then in-edges: two simple patterns, each answered from an index (a
+	// UNION of both costs engines far more).
+	out, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { VALUES ?s { "+values+"} ?s ?p ?o }", limit)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { VALUES ?o { "+values+"} ?s ?p ?o }", limit)
+	if err != nil {
+		return nil, err
+	}
+	return append(out.Rows, in.Rows...), nil
+}
+
+// Edges implements Walker over the store's subject and object indexes.
+func (e *Embedded) Edges(_ context.Context, nodes []string, limit int, includeDeleted bool, skip func(Triple) bool) ([]Triple, error) {
+	st := e.Store()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	v := &view{s: st, includeDeleted: includeDeleted, budget: DefaultWork, deadline: time.Now().Add(DefaultTimeout),
+		cancel: &atomic.Bool{}}
+	var out []Triple
+	taken := map[*tripleRec]bool{}
+	for _, dir := range []int{0, 2} {
+		for _, n := range nodes {
+			t, ok := toRDF(IRI(n))
+			if !ok || len(out) >= limit {
+				continue
+			}
+			pat := term.TriplePattern{Subject: t.(term.Subject)}
+			if dir == 2 {
+				pat = term.TriplePattern{Object: t}
+			}
+			v.each(pat, func(r *tripleRec) bool {
+				if len(out) >= limit {
+					return false
+				}
+				if taken[r] {
+					return true
+				}
+				taken[r] = true
+				tr := v.triple(r)
+				t := Triple{S: fromRDF(tr.Subject), P: IRI(tr.Predicate.Value()), O: fromRDF(tr.Object)}
+				if skip != nil && skip(t) {
+					return true
+				}
+				out = append(out, t)
+				return true
+			})
+		}
+	}
+	return out, nil
 }
 
 // Tagged is one entity found by FindByTag.
@@ -245,23 +330,41 @@ func (s *Service) FindByTag(ctx context.Context, p *meridian.Principal, conceptF
 		filters.WriteString(" FILTER(?fqn > " + literalQuoted(cur[0]) + " || (?fqn = " + literalQuoted(cur[0]) +
 			" && STR(?e) > " + literalQuoted(cur[1]) + "))")
 	}
-	q := "SELECT DISTINCT ?e ?type ?fqn ?name WHERE { ?c skos:broader* <" + concept + "> . " +
-		"{ ?e mer:tag ?c } UNION { ?col mer:tag ?c . ?col mer:columnOf ?e } " +
-		"?e mer:entityType ?type ; dct:identifier ?fqn . OPTIONAL { ?e rdfs:label ?name }" + filters.String() +
-		" } ORDER BY ?fqn ?e LIMIT " + strconv.Itoa(limit+1)
-	r, err = s.internal(ctx, p, false, q, limit+1)
-	if err != nil {
-		return nil, err
+	// Entities tagged directly, and through a column: two queries whose patterns are
+	// joined in order from the concept (an engine evaluating a UNION branch on its own
+	// would read every tag edge), merged by FQN.
+	paths := []string{"?e mer:tag ?c .", "?col mer:tag ?c . ?col mer:columnOf ?e ."}
+	var found []Tagged
+	for _, path := range paths {
+		q := "SELECT DISTINCT ?e ?type ?fqn ?name WHERE { ?c skos:broader* <" + concept + "> . " + path +
+			" ?e mer:entityType ?type ; dct:identifier ?fqn ; rdfs:label ?name ." + filters.String() +
+			" } ORDER BY ?fqn ?e LIMIT " + strconv.Itoa(limit+1)
+		r, err = s.internal(ctx, p, false, q, limit+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range r.Rows {
+			found = append(found, Tagged{IRI: row[0].Value, EntityType: row[1].Value, FQN: row[2].Value, Name: row[3].Value})
+		}
 	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].FQN != found[j].FQN {
+			return found[i].FQN < found[j].FQN
+		}
+		return found[i].IRI < found[j].IRI
+	})
 	page := &TaggedPage{Concept: concept, Entities: []Tagged{}}
-	for i, row := range r.Rows {
-		if i == limit {
+	for _, e := range found {
+		if n := len(page.Entities); n > 0 && page.Entities[n-1].IRI == e.IRI {
+			continue
+		}
+		if len(page.Entities) == limit {
 			last := page.Entities[limit-1]
 			b, _ := json.Marshal([2]string{last.FQN, last.IRI})
 			page.After = base64.RawURLEncoding.EncodeToString(b)
 			break
 		}
-		page.Entities = append(page.Entities, Tagged{IRI: row[0].Value, EntityType: row[1].Value, FQN: row[2].Value, Name: row[3].Value})
+		page.Entities = append(page.Entities, e)
 	}
 	return page, nil
 }
@@ -304,7 +407,7 @@ func (s *Service) DescribeOntology(ctx context.Context, p *meridian.Principal) (
 	if err := authorize(p, false); err != nil {
 		return nil, err
 	}
-	if err := s.ready(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	o := s.cfg.Sync.Ontology()

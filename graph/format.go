@@ -496,17 +496,19 @@ func escapeLiteral(s string) string {
 	return b.String()
 }
 
-// escapeIRI escapes the characters an IRIREF may not hold.
+// escapeIRI percent-encodes the characters an IRI may not hold (spaces, controls,
+// <>"{}|^`\), so the output always parses.
 func escapeIRI(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
-			b.WriteString(`\u00`)
-			b.WriteByte("0123456789ABCDEF"[r>>4&15])
-			b.WriteByte("0123456789ABCDEF"[r&15])
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= 0x20 || c == 0x7f || strings.IndexByte("<>\"{}|^`\\", c) >= 0 {
+			b.WriteByte('%')
+			b.WriteByte("0123456789ABCDEF"[c>>4])
+			b.WriteByte("0123456789ABCDEF"[c&15])
 			continue
 		}
-		b.WriteRune(r)
+		b.WriteByte(c)
 	}
 	return b.String()
 }

@@ -129,12 +129,24 @@ func (s *Service) acquire(p *meridian.Principal) (func(), error) {
 	}, nil
 }
 
-// ready fails while the projection is being built. Errors: GRAPH_UNAVAILABLE.
-func (s *Service) ready() error {
-	if !s.cfg.Sync.Ready() {
-		return Errorf(CodeUnavailable, "the knowledge graph is being built; try again shortly")
+// readyWait is how long a query waits for the projection's first build.
+const readyWait = 10 * time.Second
+
+// ready waits, at most readyWait, until the projection has been built once. Errors:
+// GRAPH_UNAVAILABLE.
+func (s *Service) ready(ctx context.Context) error {
+	if s.cfg.Sync.Ready() {
+		return nil
 	}
-	return nil
+	t := time.NewTimer(readyWait)
+	defer t.Stop()
+	select {
+	case <-s.cfg.Sync.Built():
+		return nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return Errorf(CodeUnavailable, "the knowledge graph is being built; try again shortly")
 }
 
 // Run checks and evaluates a query for p and returns its result, unencoded. Errors:
@@ -168,7 +180,7 @@ func (s *Service) Run(ctx context.Context, p *meridian.Principal, req Request) (
 	if timeout > MaxTimeout {
 		return nil, Errorf(CodeLimitExceeded, "timeout %s is above the maximum of %s", timeout, MaxTimeout)
 	}
-	if err := s.ready(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	release, err := s.acquire(p)

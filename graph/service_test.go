@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -214,9 +215,42 @@ func TestConcurrencyLimitsPerCallerAndGlobally(t *testing.T) {
 
 func TestQueriesWaitForTheProjection(t *testing.T) {
 	b := NewEmbedded()
-	s := NewService(Config{Backend: b, Sync: NewSync(meridian.DefaultRegistry(), nil, b, nil)})
-	_, err := s.Query(context.Background(), reader, Request{Query: "ASK { ?s ?p ?o }"})
-	if GraphCode(err) != CodeUnavailable {
+	sync := NewSync(meridian.DefaultRegistry(), nil, b, nil)
+	s := NewService(Config{Backend: b, Sync: sync})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Query(ctx, reader, Request{Query: "ASK { ?s ?p ?o }"}); GraphCode(err) != CodeUnavailable {
 		t.Fatalf("got %v", err)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); sync.MarkReady() }()
+	if _, err := s.Query(context.Background(), reader, Request{Query: "ASK { ?s ?p ?o }"}); err != nil {
+		t.Fatalf("once built: %v", err)
+	}
+}
+
+// queryOnly hides the embedded store's Walker, so the service walks by SPARQL.
+type queryOnly struct{ Backend }
+
+func TestNeighbourhoodIsTheSameByIndexAndBySPARQL(t *testing.T) {
+	descs := syntheticCatalog(300)
+	direct := newTestService(t, Config{}, descs)
+	b := queryOnly{direct.cfg.Backend}
+	sparql := NewService(Config{Backend: b, Sync: direct.cfg.Sync})
+	for _, c := range []struct{ depth, limit int }{{1, 200}, {2, 200}, {3, 50}, {2, 2000}} {
+		iri := EntityIRI("table", fmt.Sprintf("00000000-0000-0000-0000-%012d", 17))
+		a, err := direct.Neighborhood(context.Background(), reader, iri, c.depth, c.limit, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := sparql.Neighborhood(context.Background(), reader, iri, c.depth, c.limit, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A truncated neighbourhood may keep other triples (the order of the edges
+		// differs); a complete one is the same.
+		if len(a.Triples) != len(q.Triples) || a.Completeness != q.Completeness || (a.Completeness == Complete && a.Nodes != q.Nodes) {
+			t.Fatalf("depth %d limit %d: index %d triples %s %d nodes, SPARQL %d %s %d", c.depth, c.limit,
+				len(a.Triples), a.Completeness, a.Nodes, len(q.Triples), q.Completeness, q.Nodes)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"sort"
 	"sync"
 
 	"github.com/tggo/goRDFlib/term"
@@ -28,6 +29,8 @@ type Store struct {
 	freeTriple []uint32
 	live       int
 
+	// byS lists each subject's triples ordered by predicate (so a subject and
+	// predicate pair is a binary search); byP and byO are unordered.
 	byS, byP, byO map[uint32][]uint32 // term id → triple ids
 
 	owners map[string]*owner // description entity IRI → what it put
@@ -39,7 +42,7 @@ type Store struct {
 type tripleRec struct {
 	s, p, o uint32
 	refs    uint32
-	pos     [3]uint32
+	pos     [3]uint32 // in byS, byP, byO
 }
 
 // owner is what one description put in the store.
@@ -146,9 +149,9 @@ func (s *Store) put(desc Description) {
 // addTriple adds a reference to the triple (s, p, o), creating it if needed. Each
 // reference is dropped once (dropRef), as are the term references taken for it.
 func (s *Store) addTriple(sid, pid, oid uint32) uint32 {
-	for _, id := range s.byS[sid] {
+	for _, id := range s.subjectPredicate(sid, pid) {
 		r := &s.triples[id]
-		if r.p == pid && r.o == oid {
+		if r.o == oid {
 			r.refs++
 			return id
 		}
@@ -162,12 +165,14 @@ func (s *Store) addTriple(sid, pid, oid uint32) uint32 {
 		s.triples = append(s.triples, tripleRec{})
 	}
 	r := tripleRec{s: sid, p: pid, o: oid, refs: 1}
-	r.pos[0] = uint32(len(s.byS[sid]))
-	s.byS[sid] = append(s.byS[sid], id)
+	s.triples[id] = r
+	s.insertS(sid, id)
+	r.pos[0] = s.triples[id].pos[0]
 	r.pos[1] = uint32(len(s.byP[pid]))
 	s.byP[pid] = append(s.byP[pid], id)
 	r.pos[2] = uint32(len(s.byO[oid]))
 	s.byO[oid] = append(s.byO[oid], id)
+
 	s.triples[id] = r
 	s.live++
 	return id
@@ -203,7 +208,7 @@ func (s *Store) dropRef(id uint32) {
 	if r.refs > 0 {
 		return
 	}
-	s.unlist(s.byS, sid, r.pos[0], 0)
+	s.removeS(sid, r.pos[0])
 	s.unlist(s.byP, pid, r.pos[1], 1)
 	s.unlist(s.byO, oid, r.pos[2], 2)
 	*r = tripleRec{}
@@ -225,6 +230,48 @@ func (s *Store) unlist(index map[uint32][]uint32, key, pos uint32, which int) {
 		delete(index, key)
 	} else {
 		index[key] = l
+	}
+}
+
+// subjectPredicate returns the triples of subject sid with predicate pid: a run of
+// byS[sid], found by binary search.
+func (s *Store) subjectPredicate(sid, pid uint32) []uint32 {
+	l := s.byS[sid]
+	lo := sort.Search(len(l), func(i int) bool { return s.triples[l[i]].p >= pid })
+	hi := lo
+	for hi < len(l) && s.triples[l[hi]].p == pid {
+		hi++
+	}
+	return l[lo:hi]
+}
+
+// insertS inserts triple id in byS[sid] after the triples of predicates up to its
+// own, renumbering the positions of those it shifts.
+func (s *Store) insertS(sid, id uint32) {
+	l := s.byS[sid]
+	pid := s.triples[id].p
+	at := sort.Search(len(l), func(i int) bool { return s.triples[l[i]].p > pid })
+	l = append(l, 0)
+	copy(l[at+1:], l[at:])
+	l[at] = id
+	for i := at; i < len(l); i++ {
+		s.triples[l[i]].pos[0] = uint32(i)
+	}
+	s.byS[sid] = l
+}
+
+// removeS removes the entry at pos of byS[sid], keeping the order.
+func (s *Store) removeS(sid, pos uint32) {
+	l := s.byS[sid]
+	copy(l[pos:], l[pos+1:])
+	l = l[:len(l)-1]
+	for i := int(pos); i < len(l); i++ {
+		s.triples[l[i]].pos[0] = uint32(i)
+	}
+	if len(l) == 0 {
+		delete(s.byS, sid)
+	} else {
+		s.byS[sid] = l
 	}
 }
 

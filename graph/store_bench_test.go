@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+
+	"github.com/meridian-catalog/meridian"
 	"testing"
 	"time"
 )
@@ -46,6 +49,24 @@ func syntheticRange(from, n int) []Description {
 	return descs
 }
 
+// syntheticTags describes n tags, tag-i broader than tag-(i*10+k).
+func syntheticTags(n int) []Description {
+	var out []Description
+	for i := 0; i < n; i++ {
+		iri := EntityIRI("tag", fmt.Sprintf("tag-%d", i))
+		d := Description{Entity: iri, Triples: []Triple{
+			{IRI(iri), IRI(rdfType), IRI(skosConcept)},
+			{IRI(iri), IRI(dctIdentifier), Literal(fmt.Sprintf("T.tag-%d", i))},
+			{IRI(iri), IRI(rdfsLabel), Literal(fmt.Sprintf("tag-%d", i))},
+		}}
+		if i > 0 {
+			d.Triples = append(d.Triples, Triple{IRI(iri), IRI(skosBroader), IRI(EntityIRI("tag", fmt.Sprintf("tag-%d", (i-1)/10)))})
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // BenchmarkMillionTriples loads about 1 M triples and reports the heap the store
 // holds, the load time and a few query times. Run it with
 // go test -run '^$' -bench MillionTriples -benchtime 1x ./graph.
@@ -55,7 +76,7 @@ func BenchmarkMillionTriples(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		e := NewEmbedded()
-		all := syntheticCatalog(24000)
+		all := append(syntheticCatalog(24000), syntheticTags(300)...)
 		start := time.Now()
 		for i := 0; i < len(all); i += 500 {
 			_ = e.Load(context.Background(), all[i:min(i+500, len(all))])
@@ -81,6 +102,43 @@ func BenchmarkMillionTriples(b *testing.B) {
 			}
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000, q.name+"-ms")
 			_ = r
+		}
+		sync := NewSync(meridian.DefaultRegistry(), nil, e, nil)
+		sync.MarkReady()
+		svc := NewService(Config{Backend: e, Sync: sync})
+		var lat []time.Duration
+		for i := 0; i < 200; i++ {
+			start := time.Now()
+			iri := EntityIRI("table", fmt.Sprintf("00000000-0000-0000-0000-%012d", (i*97)%24000))
+			if _, err := svc.Neighborhood(context.Background(), reader, iri, 2, 200, false); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[100].Microseconds())/1000, "neighbourhood-p50-ms")
+		b.ReportMetric(float64(lat[197].Microseconds())/1000, "neighbourhood-p99-ms")
+		lat = lat[:0]
+		for i := 0; i < 50; i++ {
+			start := time.Now()
+			page, err := svc.FindByTag(context.Background(), reader, fmt.Sprintf("T.tag-%d", i%30), []string{"table"}, 50, "")
+			if err != nil || len(page.Entities) == 0 {
+				b.Fatal(err, page)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[25].Microseconds())/1000, "findbytag-p50-ms")
+		b.ReportMetric(float64(lat[49].Microseconds())/1000, "findbytag-max-ms")
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start = time.Now()
+		_, err := e.Query(context.Background(), "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }", Limits{})
+		b.ReportMetric(float64(time.Since(start).Milliseconds()), "cartesian-ms")
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), "cartesian-alloc-MB")
+		if GraphCode(err) != CodeWorkExceeded {
+			b.Fatalf("cartesian product: %v", err)
 		}
 		start = time.Now()
 		for i := 0; i < 1000; i++ {

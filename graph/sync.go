@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,10 @@ type Sync struct {
 	onto    *Ontology
 	log     *slog.Logger
 
-	mu    sync.Mutex
-	ready atomic.Bool
+	mu        sync.Mutex
+	ready     atomic.Bool
+	built     chan struct{} // closed once the projection is first ready
+	builtOnce sync.Once
 }
 
 var _ store.Consumer = (*Sync)(nil)
@@ -45,7 +48,7 @@ func NewSync(reg *meridian.Registry, src Source, backend Backend, log *slog.Logg
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log}
+	return &Sync{proj: NewProjector(reg, src), backend: backend, onto: NewOntology(reg), log: log, built: make(chan struct{})}
 }
 
 // Name returns ConsumerName.
@@ -56,7 +59,13 @@ func (s *Sync) Name() string { return ConsumerName }
 func (s *Sync) Ready() bool { return s.ready.Load() }
 
 // MarkReady declares the projection built (a remote store that keeps its data).
-func (s *Sync) MarkReady() { s.ready.Store(true) }
+func (s *Sync) MarkReady() {
+	s.ready.Store(true)
+	s.builtOnce.Do(func() { close(s.built) })
+}
+
+// Built is closed once the projection is first ready.
+func (s *Sync) Built() <-chan struct{} { return s.built }
 
 // Ontology returns the ontology the projection uses.
 func (s *Sync) Ontology() *Ontology { return s.onto }
@@ -142,7 +151,7 @@ const referrers = 5000
 func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
 	iri := EntityIRI(kind, id)
 	q := "SELECT DISTINCT ?s WHERE { { ?s ?p <" + iri + "> } UNION { <" + iri + "> <" + merColumnProp + "> ?c . ?s ?q ?c } } LIMIT " +
-		itoa(referrers)
+		strconv.Itoa(referrers)
 	res, err := s.backend.Query(ctx, q, Limits{Rows: referrers, IncludeDeleted: true, Work: 10 * DefaultWork})
 	if err != nil {
 		return err
@@ -179,7 +188,12 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res RebuildResult
-	if err := s.backend.Reset(ctx); err != nil {
+	aside, ok := s.backend.(Rebuilder)
+	begin := s.backend.Reset
+	if ok {
+		begin = aside.BeginRebuild
+	}
+	if err := begin(ctx); err != nil {
 		return res, err
 	}
 	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
@@ -239,24 +253,12 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err != nil {
 		return res, err
 	}
-	if c, ok := s.backend.(Committer); ok {
-		if err := c.Commit(ctx); err != nil {
+	if aside != nil {
+		if err := aside.Commit(ctx); err != nil {
 			return res, err
 		}
 	}
-	s.ready.Store(true)
+	s.MarkReady()
 	s.log.Info("graph projection rebuilt", "entities", res.Entities)
 	return res, nil
-}
-
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{digits[n%10]}, b...)
-	}
-	return string(b)
 }

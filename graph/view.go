@@ -27,6 +27,9 @@ type view struct {
 	ns                map[string]term.URIRef
 }
 
+// yieldShare is the part of the work budget a query may yield as solutions (1/4).
+const yieldShare = 4
+
 type stopReason uint8
 
 const (
@@ -84,7 +87,12 @@ func (v *view) candidates(p term.TriplePattern) (list []uint32, all bool, sid, p
 			best, list = len(l), l
 		}
 	}
-	pick(sid, s.byS)
+	if sid != 0 && pid != 0 {
+		l := s.subjectPredicate(sid, pid)
+		best, list = len(l), l
+	} else {
+		pick(sid, s.byS)
+	}
 	pick(oid, s.byO)
 	pick(pid, s.byP)
 	return list, best < 0, sid, pid, oid, true
@@ -142,7 +150,12 @@ func (v *view) Triples(p term.TriplePattern, _ term.Term) store.TripleIterator {
 			if v.yieldCap > 0 && v.yielded >= v.yieldCap {
 				return false
 			}
-			v.yielded++
+			// Every triple yielded becomes a solution the engine keeps in memory: a
+			// quarter of the work budget bounds them.
+			if v.yielded++; int64(v.yielded) > v.budget/yieldShare {
+				v.stopped = stoppedWork
+				return false
+			}
 			return yield(v.triple(r))
 		})
 	}

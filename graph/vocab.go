@@ -109,7 +109,7 @@ func ClassIRI(kind string) string {
 }
 
 // PropertyIRI is the Meridian property of a document field (mer:owners, mer:service).
-func PropertyIRI(field string) string { return merPropertyPlain + field }
+func PropertyIRI(field string) string { return merPropertyPlain + escapeIRI(field) }
 
 // compact writes an IRI with a known prefix when its local part is a plain name.
 func compact(iri string) (string, bool) {

@@ -167,6 +167,9 @@ func (s *server) sparql(w http.ResponseWriter, r *http.Request, query string, pa
 	req.Format = format
 	ans, err := g.Query(r.Context(), principal(r), req)
 	if err != nil {
+		if graph.GraphCode(err) == graph.CodeCapacity {
+			w.Header().Set("Retry-After", "1")
+		}
 		return err
 	}
 	w.Header().Set("Content-Type", ans.ContentType)

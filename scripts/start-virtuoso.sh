@@ -111,7 +111,6 @@ HTTPProxyEnabled  = 0
 
 [SPARQL]
 ResultSetMaxRows  = 10000
-MaxQueryCostEstimationTime = 400
 MaxQueryExecutionTime = 60
 DefaultQuery      = select distinct ?Concept where {[] a ?Concept} LIMIT 100
 DeferInferenceRulesInit = 0

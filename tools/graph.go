@@ -75,15 +75,42 @@ func sparqlQuery(env *Env) *Tool {
 			if err != nil {
 				return nil, graphError(err)
 			}
-			ans, err := env.Graph.Query(ctx, p, graph.Request{Query: a.String("query"), Limit: a.Int("limit"), Format: f,
-				Timeout: time.Duration(a.Int("timeoutSeconds")) * time.Second, MaxBytes: env.Budget - 1000,
-				IncludeDeleted: a.Bool("includeDeleted")})
+			if !graphFormats[f] {
+				return nil, graphError(graph.Errorf(graph.CodeFormatInvalid, "format %q is not one of json, csv, tsv, turtle", f))
+			}
+			res, err := env.Graph.Run(ctx, p, graph.Request{Query: a.String("query"), Limit: a.Int("limit"), Format: f,
+				Timeout: time.Duration(a.Int("timeoutSeconds")) * time.Second, IncludeDeleted: a.Bool("includeDeleted")})
 			if err != nil {
 				return nil, graphError(err)
 			}
-			return map[string]any{"form": string(ans.Form), "format": string(ans.Format), "completeness": string(ans.Completeness),
-				"count": ans.Count, "result": string(ans.Body)}, nil
+			body, comp, err := encodeWithin(res, f, env.Budget-1000)
+			if err != nil {
+				return nil, graphError(err)
+			}
+			return map[string]any{"form": string(res.Form), "format": string(f), "completeness": string(comp),
+				"count": len(res.Rows) + len(res.Triples), "result": body}, nil
 		},
+	}
+}
+
+// graphFormats are the formats sparql_query offers.
+var graphFormats = map[graph.Format]bool{graph.FormatJSON: true, graph.FormatCSV: true, graph.FormatTSV: true, graph.FormatTurtle: true}
+
+// encodeWithin encodes a result so that its text, as a JSON string, takes at most room
+// characters: the byte cap shrinks until the escaped text fits, leaving whole rows out
+// (TRUNCATED).
+func encodeWithin(res *graph.Result, f graph.Format, room int) (string, graph.Completeness, error) {
+	limit := room
+	for {
+		body, comp, err := graph.Encode(res, f, limit)
+		if err != nil {
+			return "", "", err
+		}
+		n := len(marshal(string(body)))
+		if n <= room || limit < 64 {
+			return string(body), comp, nil
+		}
+		limit = limit * room / n * 9 / 10
 	}
 }
 
@@ -122,7 +149,7 @@ func entityNeighborhood(env *Env) *Tool {
 			if err != nil {
 				return nil, graphError(err)
 			}
-			body, comp, err := graph.Encode(&graph.Result{Form: graph.FormConstruct, Triples: n.Triples, Completeness: n.Completeness},
+			body, comp, err := encodeWithin(&graph.Result{Form: graph.FormConstruct, Triples: n.Triples, Completeness: n.Completeness},
 				graph.FormatTurtle, env.Budget/2)
 			if err != nil {
 				return nil, err
@@ -132,7 +159,7 @@ func entityNeighborhood(env *Env) *Tool {
 				edges[i] = map[string]any{"predicate": e.Predicate, "count": e.Count}
 			}
 			return map[string]any{"iri": n.IRI, "depth": n.Depth, "completeness": string(comp), "triples": len(n.Triples),
-				"nodes": n.Nodes, "nodesByDepth": n.ByDepth, "edges": edges, "turtle": string(body)}, nil
+				"nodes": n.Nodes, "nodesByDepth": n.ByDepth, "edges": edges, "turtle": body}, nil
 		},
 	}
 }

@@ -13,7 +13,7 @@ import (
 func report(c config, cat *catalog, cols []*column, load string, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Meridian knowledge-graph benchmark\n\n")
-	fmt.Fprintf(&b, "Machine: %s, go %s %s/%s, %s, load average %s at start; run took %s.\n\n",
+	fmt.Fprintf(&b, "Machine: %s, %s %s/%s, %s, load average %s at start; run took %s.\n\n",
 		machine(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02 15:04 UTC"), load,
 		took.Round(time.Second))
 	fmt.Fprintf(&b, "Catalog: %d entities (%d users, %d tags in 10 classification trees, %d tables with 2 columns and a dense "+

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	rdf "github.com/tggo/goRDFlib"
 
@@ -31,17 +33,85 @@ const (
 // server's other graphs. A description's triples must have the description's own nodes
 // (the entity and the nodes it owns, such as its columns) as subjects, as the projection
 // builds them: replacing a description removes every triple about those subjects.
+//
+// A rebuild is built aside (graph.Rebuilder): BeginRebuild empties a second set of
+// graphs under Graph + "/rebuild", Load fills it while queries keep reading the current
+// one, and Commit moves it over the current set (SPARQL 1.1 MOVE).
 type Backend struct {
-	c                                      *Client
+	c *Client
+	graphSet
+	stage      graphSet
+	rebuilding *atomic.Bool
+}
+
+// graphSet names the four graphs of a projection.
+type graphSet struct {
 	live, deleted, ownerGraph, hiddenGraph string
 }
 
-var _ graph.Backend = (*Backend)(nil)
+func newGraphSet(g string) graphSet {
+	return graphSet{live: g, deleted: g + "/deleted", ownerGraph: g + "/owners", hiddenGraph: g + "/hidden"}
+}
+
+func (s graphSet) all() []string { return []string{s.live, s.deleted, s.ownerGraph, s.hiddenGraph} }
+
+var (
+	_ graph.Backend   = (*Backend)(nil)
+	_ graph.Rebuilder = (*Backend)(nil)
+)
 
 // NewBackend returns a Backend over c's server and graph.
 func NewBackend(c *Client) *Backend {
 	g := c.Graph()
-	return &Backend{c: c, live: g, deleted: g + "/deleted", ownerGraph: g + "/owners", hiddenGraph: g + "/hidden"}
+	return &Backend{c: c, graphSet: newGraphSet(g), stage: newGraphSet(g + "/rebuild"), rebuilding: &atomic.Bool{}}
+}
+
+// BeginRebuild implements graph.Rebuilder: it empties the rebuild graphs, which Load
+// fills until Commit. Errors: GRAPH_UNAVAILABLE.
+func (b *Backend) BeginRebuild(ctx context.Context) error {
+	if err := b.clear(ctx, b.stage); err != nil {
+		return err
+	}
+	b.rebuilding.Store(true)
+	return nil
+}
+
+// Commit implements graph.Rebuilder: the rebuilt graphs replace the current ones.
+// Errors: GRAPH_UNAVAILABLE.
+func (b *Backend) Commit(ctx context.Context) error {
+	if !b.rebuilding.Load() {
+		return nil
+	}
+	var ops []string
+	for i, src := range b.stage.all() {
+		dst := b.graphSet.all()[i]
+		ops = append(ops, "CLEAR SILENT GRAPH "+IRI(dst), "MOVE SILENT GRAPH "+IRI(src)+" TO GRAPH "+IRI(dst))
+	}
+	if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err != nil {
+		return unavailable(err)
+	}
+	b.rebuilding.Store(false)
+	return nil
+}
+
+// clear empties a set of graphs.
+func (b *Backend) clear(ctx context.Context, set graphSet) error {
+	var u []string
+	for _, g := range set.all() {
+		u = append(u, "CLEAR SILENT GRAPH "+IRI(g))
+	}
+	return unavailable(b.c.Update(ctx, strings.Join(u, " ;\n")))
+}
+
+// target is the backend that Load writes through: this one, or during a rebuild the
+// same client over the rebuild graphs.
+func (b *Backend) target() *Backend {
+	if !b.rebuilding.Load() {
+		return b
+	}
+	t := *b
+	t.graphSet = b.stage
+	return &t
 }
 
 // Client returns the backend's protocol client.
@@ -50,16 +120,14 @@ func (b *Backend) Client() *Client { return b.c }
 // Reset implements graph.Backend: it clears the three graphs. Errors:
 // GRAPH_UNAVAILABLE.
 func (b *Backend) Reset(ctx context.Context) error {
-	var u []string
-	for _, g := range []string{b.live, b.deleted, b.ownerGraph, b.hiddenGraph} {
-		u = append(u, "CLEAR SILENT GRAPH "+IRI(g))
-	}
-	return unavailable(b.c.Update(ctx, strings.Join(u, " ;\n")))
+	b.rebuilding.Store(false)
+	return b.clear(ctx, b.graphSet)
 }
 
 // Load implements graph.Backend: it inserts descriptions in batches without looking
 // for older triples. Errors: GRAPH_UNAVAILABLE.
 func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
+	b = b.target()
 	nodes, err := b.insert(ctx, descs)
 	if err != nil {
 		return unavailable(err)
@@ -485,7 +553,7 @@ func fromRDF(t rdf.Term) graph.Term {
 				out.Datatype = dt
 			}
 		}
-		return out
+		return canonical(out)
 	}
 	return graph.Term{}
 }
@@ -514,4 +582,25 @@ func dataQuery(query string, defaultGraphs []string) string {
 		v.Add("default-graph-uri", g)
 	}
 	return v.Encode()
+}
+
+// canonical undoes the lexical changes Virtuoso makes to the literals it stores, so
+// that answers match the projection's (and the embedded store's): booleans come back as
+// 0 and 1, and date-times with their fraction padded (06:17:13.010Z for 06:17:13.01Z);
+// the projection writes them as Go's RFC 3339 with nanoseconds, in UTC.
+func canonical(t graph.Term) graph.Term {
+	switch t.Datatype {
+	case xsdBoolean:
+		switch t.Value {
+		case "0":
+			t.Value = "false"
+		case "1":
+			t.Value = "true"
+		}
+	case xsdDateTime:
+		if v, err := time.Parse(time.RFC3339Nano, t.Value); err == nil {
+			t.Value = v.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return t
 }

@@ -276,3 +276,52 @@ func mustClient(t *testing.T, cfg remote.Config) *remote.Client {
 	}
 	return c
 }
+
+func TestRebuildIsBuiltAsideThenSwitched(t *testing.T) {
+	ctx := context.Background()
+	c := remotetest.Client(t, remote.Config{})
+	b := remote.NewBackend(c)
+	t.Cleanup(func() { _ = b.Reset(ctx) })
+	old := catalog(5)
+	if err := b.Load(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		r, err := b.Query(ctx, "SELECT ?t WHERE { ?t a <"+dcat+"Dataset> }", graph.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r.Rows)
+	}
+	if n := count(); n != 5 {
+		t.Fatalf("%d tables before the rebuild", n)
+	}
+	if err := b.BeginRebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := catalog(8)
+	next[6+7].Deleted = true
+	if err := b.Load(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 5 {
+		t.Fatalf("during the rebuild queries see %d tables, want the old 5", n)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 7 {
+		t.Fatalf("after the rebuild %d visible tables, want 7", n)
+	}
+	r, err := b.Query(ctx, "SELECT ?t WHERE { ?t a <"+dcat+"Dataset> }", graph.Limits{IncludeDeleted: true})
+	if err != nil || len(r.Rows) != 8 {
+		t.Fatalf("with the deleted: %v rows, %v", r, err)
+	}
+	// A later change applies to the switched graphs.
+	if err := b.Apply(ctx, graph.Delta{Remove: []string{next[6].Entity}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 6 {
+		t.Fatalf("after a removal %d tables, want 6", n)
+	}
+}

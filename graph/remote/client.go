@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	rdf "github.com/tggo/goRDFlib"
 	"github.com/tggo/goRDFlib/nt"
@@ -198,9 +199,29 @@ func (c *Client) Construct(ctx context.Context, query string) (*rdf.Graph, error
 
 // Update sends a SPARQL Update request to the update endpoint. Errors: ErrTooLarge,
 // ErrTimeout, ErrUnauthorized, ErrRefused, ErrUnreachable.
+//
+// A request the server rolled back as a deadlock victim (Virtuoso's SR172, SQL state
+// 40001) is sent again, up to three times.
 func (c *Client) Update(ctx context.Context, update string) error {
-	_, _, err := c.do(ctx, c.cfg.UpdateEndpoint, mediaUpdate, "*/*", []byte(update))
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		if _, _, err = c.do(ctx, c.cfg.UpdateEndpoint, mediaUpdate, "*/*", []byte(update)); err == nil || !deadlocked(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
+		}
+	}
 	return err
+}
+
+// deadlocked reports whether the server rolled the request back as a deadlock victim.
+func deadlocked(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re) && (strings.Contains(re.Message, "SR172") || strings.Contains(re.Message, "40001") ||
+		strings.Contains(strings.ToLower(re.Message), "deadlock"))
 }
 
 // parseResults decodes a SELECT or ASK answer in JSON or XML.

@@ -153,7 +153,11 @@ func Term(t rdf.Term) string {
 	return `""`
 }
 
-const xsdString = "http://www.w3.org/2001/XMLSchema#string"
+const (
+	xsdString   = "http://www.w3.org/2001/XMLSchema#string"
+	xsdBoolean  = "http://www.w3.org/2001/XMLSchema#boolean"
+	xsdDateTime = "http://www.w3.org/2001/XMLSchema#dateTime"
+)
 
 // IRI is <iri> with every character an IRIREF may not hold percent-encoded.
 func IRI(iri string) string {

@@ -47,9 +47,11 @@ func TestWithoutOrderByDropsTheTopLevelClause(t *testing.T) {
 func TestRewriteTransitiveOnlyWithAConstantEnd(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"upstream", "SELECT ?u { <urn:a> prov:wasDerivedFrom+ ?u }",
-			"SELECT ?u { <urn:a> prov:wasDerivedFrom ?u OPTION (TRANSITIVE, t_distinct, t_min(1)) }"},
-		{"downstream, star", "SELECT ?d { ?d <http://www.w3.org/ns/prov#wasDerivedFrom>* ex:t }",
-			"SELECT ?d { ?d <http://www.w3.org/ns/prov#wasDerivedFrom> ex:t OPTION (TRANSITIVE, t_distinct, t_min(0)) }"},
+			"SELECT ?u { { SELECT ?u WHERE { ?__t0 prov:wasDerivedFrom ?u OPTION (TRANSITIVE, t_distinct, t_in(?__t0), t_out(?u), t_min(1)) . FILTER (?__t0 = <urn:a>) } LIMIT 1000000 } }"},
+		{"downstream, star, joined", "SELECT ?d { ?d <http://www.w3.org/ns/prov#wasDerivedFrom>* ex:t . ?d a ?k }",
+			"SELECT ?d { { SELECT ?d WHERE { ?d <http://www.w3.org/ns/prov#wasDerivedFrom> ?__t0 OPTION (TRANSITIVE, t_distinct, t_in(?__t0), t_out(?d), t_min(0)) . FILTER (?__t0 = ex:t) } LIMIT 1000000 } . ?d a ?k }"},
+		{"both ends constant", "ASK { <urn:a> p:d+ <urn:b> }", "ASK { <urn:a> p:d <urn:b> OPTION (TRANSITIVE, t_distinct, t_min(1)) }"},
+		{"followed by a predicate list", "SELECT * { <urn:a> p:d+ ?b ; p:e ?c }", "SELECT * { <urn:a> p:d+ ?b ; p:e ?c }"},
 		{"variables at both ends", "SELECT * { ?a prov:wasDerivedFrom+ ?b }", "SELECT * { ?a prov:wasDerivedFrom+ ?b }"},
 		{"inside a string", `SELECT * { ?a rdfs:label "<urn:a> p:x+ ?b" }`, `SELECT * { ?a rdfs:label "<urn:a> p:x+ ?b" }`},
 	}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -33,20 +34,49 @@ func RewriteTransitive(query string) string {
 	return b.String()
 }
 
-// rewriteSpan rewrites the transitive patterns of one stretch of code.
+// subLimit keeps Virtuoso from inlining the closure's sub-query into the enclosing
+// group (a sub-query with a LIMIT is evaluated on its own); it is far above any closure
+// a bounded answer can use.
+const subLimit = "LIMIT 1000000"
+
+// rewriteSpan rewrites the transitive patterns of one stretch of code. A pattern with
+// a variable end becomes a sub-query naming the closure's start (t_in, bound by a
+// FILTER to the constant end) and its end (t_out), with a LIMIT: inlined in a larger
+// group, Virtuoso (its own property paths too) starts the closure from whichever end a
+// join binds first and misses nodes.
 func rewriteSpan(s string) string {
-	return transitivePattern.ReplaceAllStringFunc(s, func(m string) string {
-		g := transitivePattern.FindStringSubmatch(m)
-		subj, pred, op, obj := g[1], g[2], g[3], g[4]
-		if isVar(subj) && isVar(obj) {
-			return m
+	var b strings.Builder
+	last, n := 0, 0
+	for _, m := range transitivePattern.FindAllStringSubmatchIndex(s, -1) {
+		subj, pred, op, obj := s[m[2]:m[3]], s[m[4]:m[5]], s[m[6]:m[7]], s[m[8]:m[9]]
+		rest := strings.TrimLeft(s[m[1]:], " \t\r\n")
+		ends := rest == "" || rest[0] == '.' || rest[0] == '}'
+		if (isVar(subj) && isVar(obj)) || !ends {
+			continue
 		}
 		minimum := "1"
 		if op == "*" {
 			minimum = "0"
 		}
-		return subj + " " + pred + " " + obj + " OPTION (TRANSITIVE, t_distinct, t_min(" + minimum + "))"
-	})
+		pattern := subj + " " + pred + " " + obj + " OPTION (TRANSITIVE, t_distinct, t_min(" + minimum + "))"
+		start := "?__t" + strconv.Itoa(n)
+		n++
+		switch {
+		case isVar(obj):
+			// From the subject to the objects.
+			pattern = "{ SELECT " + obj + " WHERE { " + start + " " + pred + " " + obj + " OPTION (TRANSITIVE, t_distinct, t_in(" +
+				start + "), t_out(" + obj + "), t_min(" + minimum + ")) . FILTER (" + start + " = " + subj + ") } " + subLimit + " }"
+		case isVar(subj):
+			// From the object back to the subjects.
+			pattern = "{ SELECT " + subj + " WHERE { " + subj + " " + pred + " " + start + " OPTION (TRANSITIVE, t_distinct, t_in(" +
+				start + "), t_out(" + subj + "), t_min(" + minimum + ")) . FILTER (" + start + " = " + obj + ") } " + subLimit + " }"
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(pattern)
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // isVar reports whether a term is a variable.

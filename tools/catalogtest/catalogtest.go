@@ -42,6 +42,11 @@ func Open(t testing.TB, cfg app.Config) *Catalog {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cat.Close() })
+	// The knowledge graph of an empty catalog is built at once; Dispatcher.Drain keeps
+	// it in step afterwards.
+	if err := cat.BuildGraph(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	c := &Catalog{Catalog: cat}
 	c.Admin = c.User(t, "admin", meridian.RoleAdmin)
 	return c
