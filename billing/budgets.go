@@ -407,36 +407,16 @@ func endOr(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// creditsByUser sums each user's credits in [from, to), ledger and pending, highest
-// first.
+// creditsByUser sums each user's credits in [from, to) (the daily rollup for whole
+// days, else the ledger), highest first.
 func (s *Service) creditsByUser(ctx context.Context, from, to int64) ([]UserCredits, error) {
-	if err := s.Drain(ctx); err != nil {
-		return nil, err
-	}
-	sums := map[string]int64{}
-	err := s.read(ctx, func(db store.SQL) error {
-		rows, err := db.Query(ctx, `SELECT user_name, CAST(SUM(credits) AS BIGINT) FROM billing_ledger
-			WHERE ts >= $1 AND ts < $2 GROUP BY user_name`, from, to)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var u string
-			var c int64
-			if err := rows.Scan(&u, &c); err != nil {
-				return err
-			}
-			sums[u] += c
-		}
-		return rows.Err()
-	})
+	groups, err := s.aggregate(ctx, filter{from: from, to: to}, colUser)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]UserCredits, 0, len(sums))
-	for u, c := range sums {
-		out = append(out, UserCredits{User: u, Credits: creditsOf(c)})
+	out := make([]UserCredits, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, UserCredits{User: g.keys[0], Credits: creditsOf(g.credits)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Credits != out[j].Credits {
