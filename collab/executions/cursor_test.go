@@ -1,9 +1,13 @@
 package executions
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/meridian-catalog/meridian/collab"
+)
 
 func FuzzParseCursor(f *testing.F) {
-	f.Add(cursor{ts: 1767225600000, id: "5d0b0a52-6a53-4b8f-8c1e-1d8b2b0c9a11"}.String())
+	f.Add(collab.Cursor{TS: 1767225600000, ID: "5d0b0a52-6a53-4b8f-8c1e-1d8b2b0c9a11"}.String())
 	f.Add("MTIzOng")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
