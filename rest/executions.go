@@ -134,11 +134,7 @@ func (s *server) listExecutions(sr executions.Series) handler {
 			return err
 		}
 		page, err := svc.List(r.Context(), principal(r), sr, lq)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}})
-		return nil
+		return respond(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}}, err)
 	}
 }
 
@@ -177,11 +173,7 @@ func (s *server) getExecution(sr executions.Series) handler {
 			return err
 		}
 		rec, err := svc.Get(r.Context(), principal(r), sr, id, inc)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, rec)
-		return nil
+		return respond(w, http.StatusOK, rec, err)
 	}
 }
 
