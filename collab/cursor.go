@@ -11,10 +11,9 @@ import (
 // MaxCursor bounds the length of an encoded Cursor, in bytes.
 const MaxCursor = 128
 
-// AfterCursor is the keyset condition that selects the rows after a Cursor in
-// (ts DESC, id DESC) order; its placeholders take the cursor's TS, TS and ID (see
-// Where.Add).
-const AfterCursor = "(ts < ? OR (ts = ? AND id < ?))"
+// afterCursor is the keyset condition that selects the rows after a Cursor in
+// (ts DESC, id DESC) order; its placeholders take the cursor's TS, TS and ID.
+const afterCursor = "(ts < ? OR (ts = ? AND id < ?))"
 
 // Cursor is the position after the last row of a page listed newest first: the row's
 // timestamp (epoch ms) and id. Its text form is base64url (unpadded) of "<ts>:<id>".

@@ -33,10 +33,12 @@ func TestWhereNumbersPlaceholdersInOrder(t *testing.T) {
 		nargs int
 	}{
 		{"empty", func(w *Where) {}, "", 0},
+		{"nil cursor, empty filters", func(w *Where) { w.AddAfter(nil); w.AddIfSet("a = ?", ""); w.AddWindow(0, 0) }, "", 0},
+		{"window", func(w *Where) { w.AddWindow(1, 2) }, " WHERE ts >= $1 AND ts <= $2", 2},
 		{"no values", func(w *Where) { w.Add("deleted = 0") }, " WHERE deleted = 0", 0},
 		{"several", func(w *Where) {
 			w.Add("a = ?", 1)
-			w.Add(AfterCursor, int64(2), int64(2), "id")
+			w.AddAfter(&Cursor{TS: 2, ID: "id"})
 		}, " WHERE a = $1 AND (ts < $2 OR (ts = $3 AND id < $4))", 4},
 	}
 	for _, c := range cases {

@@ -30,3 +30,29 @@ func (w *Where) String() string {
 	}
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
+
+// AddIfSet adds cond with v when v is not empty: a filter left out filters nothing.
+func (w *Where) AddIfSet(cond, v string) {
+	if v != "" {
+		w.Add(cond, v)
+	}
+}
+
+// AddWindow bounds ts (epoch ms, inclusive) to start and end; a bound of 0 (or less)
+// is left out.
+func (w *Where) AddWindow(start, end int64) {
+	if start > 0 {
+		w.Add("ts >= ?", start)
+	}
+	if end > 0 {
+		w.Add("ts <= ?", end)
+	}
+}
+
+// AddAfter selects the rows after c in (ts DESC, id DESC) order; a nil c selects
+// from the first row.
+func (w *Where) AddAfter(c *Cursor) {
+	if c != nil {
+		w.Add(afterCursor, c.TS, c.TS, c.ID)
+	}
+}

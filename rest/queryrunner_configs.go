@@ -262,6 +262,27 @@ func qrTeam(r *http.Request, required bool) (string, error) {
 	return v, err
 }
 
+// qrServiceBody reads the required ?service= and then the JSON object body.
+func qrServiceBody(r *http.Request) (string, meridian.Entity, error) {
+	service, err := qrRequired(r, "service")
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := readObject(r)
+	return service, body, err
+}
+
+// qrServiceTeam reads the required ?service= and then ?team= (required when
+// teamRequired).
+func qrServiceTeam(r *http.Request, teamRequired bool) (string, string, error) {
+	service, err := qrRequired(r, "service")
+	if err != nil {
+		return "", "", err
+	}
+	team, err := qrTeam(r, teamRequired)
+	return service, team, err
+}
+
 func (s *server) qrConfigTest(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.qr.TestConfigAPI(r.Context(), principal(r))
 	return respond(w, http.StatusOK, v, err)
@@ -300,11 +321,7 @@ func (s *server) qrCreateConfig(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) qrPutConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	body, err := readObject(r)
+	service, body, err := qrServiceBody(r)
 	if err != nil {
 		return err
 	}
@@ -371,11 +388,7 @@ func (s *server) qrPostUserConfig(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *server) qrPutUserConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	body, err := readObject(r)
+	service, body, err := qrServiceBody(r)
 	if err != nil {
 		return err
 	}
@@ -451,11 +464,7 @@ func (s *server) qrTestConnection(team bool) handler {
 
 func (s *server) qrUpdateStatus(team bool) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		service, err := qrRequired(r, "service")
-		if err != nil {
-			return err
-		}
-		teamID, err := qrTeam(r, team)
+		service, teamID, err := qrServiceTeam(r, team)
 		if err != nil {
 			return err
 		}
@@ -537,11 +546,7 @@ func (s *server) qrPostTeamConfig(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *server) qrPutTeamConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	team, err := qrTeam(r, true)
+	service, team, err := qrServiceTeam(r, true)
 	if err != nil {
 		return err
 	}
@@ -554,11 +559,7 @@ func (s *server) qrPutTeamConfig(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) qrDeleteTeamConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	team, err := qrTeam(r, true)
+	service, team, err := qrServiceTeam(r, true)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -47,14 +46,9 @@ type Page struct {
 }
 
 func (q *Query) check() error {
-	for name, v := range map[string]string{"entityType": q.EntityType, "entityId": q.EntityID, "userName": q.UserName,
-		"domain": q.Domain, "eventType": q.EventType} {
-		if len(v) > maxFilter {
-			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, maxFilter)
-		}
-		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
-			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
-		}
+	if err := collab.CheckFilters(maxFilter, map[string]string{"entityType": q.EntityType, "entityId": q.EntityID, "userName": q.UserName,
+		"domain": q.Domain, "eventType": q.EventType}); err != nil {
+		return err
 	}
 	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.Start > q.End) {
 		return meridian.Errorf(meridian.EInvalid, "startTs and endTs must be epoch milliseconds with startTs not after endTs")
@@ -72,30 +66,15 @@ func (q *Query) check() error {
 // position when c is set.
 func (q Query) where(c *collab.Cursor) (string, []any) {
 	var w collab.Where
-	if q.EntityType != "" {
-		w.Add("entity_type = ?", q.EntityType)
-	}
+	w.AddIfSet("entity_type = ?", q.EntityType)
 	if q.EntityID != "" {
 		w.Add("entity_id = ?", strings.ToLower(q.EntityID))
 	}
-	if q.UserName != "" {
-		w.Add("user_name = ?", q.UserName)
-	}
-	if q.Domain != "" {
-		w.Add("domain = ?", q.Domain)
-	}
-	if q.EventType != "" {
-		w.Add("event_type = ?", q.EventType)
-	}
-	if q.Start > 0 {
-		w.Add("ts >= ?", q.Start)
-	}
-	if q.End > 0 {
-		w.Add("ts <= ?", q.End)
-	}
-	if c != nil {
-		w.Add(collab.AfterCursor, c.TS, c.TS, c.ID)
-	}
+	w.AddIfSet("user_name = ?", q.UserName)
+	w.AddIfSet("domain = ?", q.Domain)
+	w.AddIfSet("event_type = ?", q.EventType)
+	w.AddWindow(q.Start, q.End)
+	w.AddAfter(c)
 	return w.String(), w.Args
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/collab"
@@ -65,13 +64,8 @@ type Page struct {
 
 // check validates q. Errors: EInvalid.
 func (q *Query) check() error {
-	for name, v := range map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType} {
-		if len(v) > MaxQuery {
-			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, MaxQuery)
-		}
-		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
-			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
-		}
+	if err := collab.CheckFilters(MaxQuery, map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType}); err != nil {
+		return err
 	}
 	switch q.Kind {
 	case "", KindWrite, KindAuthFailure, KindChange:
@@ -105,27 +99,12 @@ func (q Query) where(c *collab.Cursor) (string, []any) {
 	if q.Text != "" {
 		w.Add(`search LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(q.Text))+"%")
 	}
-	if q.UserName != "" {
-		w.Add("user_name = ?", q.UserName)
-	}
-	if q.EntityType != "" {
-		w.Add("entity_type = ?", q.EntityType)
-	}
-	if q.Kind != "" {
-		w.Add("kind = ?", q.Kind)
-	}
-	if q.Source != "" {
-		w.Add("source = ?", q.Source)
-	}
-	if q.Start > 0 {
-		w.Add("ts >= ?", q.Start)
-	}
-	if q.End > 0 {
-		w.Add("ts <= ?", q.End)
-	}
-	if c != nil {
-		w.Add(collab.AfterCursor, c.TS, c.TS, c.ID)
-	}
+	w.AddIfSet("user_name = ?", q.UserName)
+	w.AddIfSet("entity_type = ?", q.EntityType)
+	w.AddIfSet("kind = ?", q.Kind)
+	w.AddIfSet("source = ?", q.Source)
+	w.AddWindow(q.Start, q.End)
+	w.AddAfter(c)
 	return w.String(), w.Args
 }
 

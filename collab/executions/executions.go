@@ -393,7 +393,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 			return err
 		}
 		if q.After != "" {
-			w.Add(collab.AfterCursor, cur.TS, cur.TS, cur.ID)
+			w.AddAfter(&cur)
 		}
 		args := append(w.Args, q.Limit+1)
 		rows, err := tx.SQL().Query(ctx, "SELECT "+recordColumns+" FROM executions"+w.String()+
