@@ -74,6 +74,16 @@ func (s *server) activityRoutes() []route {
 	}
 }
 
+// activityServiceAndQuery is the activity service and the query of r.
+func (s *server) activityServiceAndQuery(r *http.Request) (*activity.Service, activity.Query, error) {
+	svc, err := s.activityService()
+	if err != nil {
+		return nil, activity.Query{}, err
+	}
+	q, err := activityQuery(r)
+	return svc, q, err
+}
+
 func (s *server) activityService() (*activity.Service, error) {
 	if s.activity == nil {
 		return nil, meridian.Errorf(meridian.EUnavailable, "The activity stream is not configured on this server")
@@ -113,11 +123,7 @@ func respondActivity(w http.ResponseWriter, page activity.Page, err error) error
 }
 
 func (s *server) listActivity(w http.ResponseWriter, r *http.Request) error {
-	svc, err := s.activityService()
-	if err != nil {
-		return err
-	}
-	q, err := activityQuery(r)
+	svc, q, err := s.activityServiceAndQuery(r)
 	if err != nil {
 		return err
 	}
@@ -126,11 +132,7 @@ func (s *server) listActivity(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) countActivity(w http.ResponseWriter, r *http.Request) error {
-	svc, err := s.activityService()
-	if err != nil {
-		return err
-	}
-	q, err := activityQuery(r)
+	svc, q, err := s.activityServiceAndQuery(r)
 	if err != nil {
 		return err
 	}

@@ -88,6 +88,16 @@ func recordSchema(name string) obj {
 	return o
 }
 
+// executionsServiceAndID is the executions service and the UUID path parameter id.
+func (s *server) executionsServiceAndID(r *http.Request) (*executions.Service, string, error) {
+	svc, err := s.executionsService()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := uuidParam(r, "id")
+	return svc, id, err
+}
+
 func (s *server) executionsService() (*executions.Service, error) {
 	if s.executions == nil {
 		return nil, meridian.Errorf(meridian.EUnavailable, "Execution records are not configured on this server")
@@ -160,11 +170,7 @@ func (s *server) createExecution(sr executions.Series) handler {
 
 func (s *server) getExecution(sr executions.Series) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		svc, err := s.executionsService()
-		if err != nil {
-			return err
-		}
-		id, err := uuidParam(r, "id")
+		svc, id, err := s.executionsServiceAndID(r)
 		if err != nil {
 			return err
 		}
@@ -179,11 +185,7 @@ func (s *server) getExecution(sr executions.Series) handler {
 
 func (s *server) deleteExecution(sr executions.Series) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		svc, err := s.executionsService()
-		if err != nil {
-			return err
-		}
-		id, err := uuidParam(r, "id")
+		svc, id, err := s.executionsServiceAndID(r)
 		if err != nil {
 			return err
 		}

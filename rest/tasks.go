@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/meridian-catalog/meridian"
@@ -242,14 +243,21 @@ func respondTask(w http.ResponseWriter, e meridian.Entity, err error) error {
 	return nil
 }
 
-func (s *server) resolveTask(w http.ResponseWriter, r *http.Request) error {
+// taskResolution answers a task action on the task of path parameter id with a
+// Resolution body.
+func (s *server) taskResolution(w http.ResponseWriter, r *http.Request,
+	act func(context.Context, *meridian.Principal, string, tasks.Resolution) (meridian.Entity, error)) error {
 	var body tasks.Resolution
 	id, err := uuidAndBody(r, "id", &body)
 	if err != nil {
 		return err
 	}
-	e, err := s.tasks.Resolve(r.Context(), principal(r), id, body)
+	e, err := act(r.Context(), principal(r), id, body)
 	return respondTask(w, e, err)
+}
+
+func (s *server) resolveTask(w http.ResponseWriter, r *http.Request) error {
+	return s.taskResolution(w, r, s.tasks.Resolve)
 }
 
 func (s *server) closeTask(w http.ResponseWriter, r *http.Request) error {
@@ -275,13 +283,7 @@ func (s *server) reassignTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) applySuggestion(w http.ResponseWriter, r *http.Request) error {
-	var body tasks.Resolution
-	id, err := uuidAndBody(r, "id", &body)
-	if err != nil {
-		return err
-	}
-	e, err := s.tasks.ApplySuggestion(r.Context(), principal(r), id, body)
-	return respondTask(w, e, err)
+	return s.taskResolution(w, r, s.tasks.ApplySuggestion)
 }
 
 func (s *server) bulkTasks(w http.ResponseWriter, r *http.Request) error {
