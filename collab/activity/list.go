@@ -53,10 +53,8 @@ func (q *Query) check() error {
 	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.Start > q.End) {
 		return meridian.Errorf(meridian.EInvalid, "startTs and endTs must be epoch milliseconds with startTs not after endTs")
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return meridian.Errorf(meridian.EInvalid, "limit must be between 1 and %d", MaxLimit)
 	}
 	return nil

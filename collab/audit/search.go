@@ -83,10 +83,8 @@ func (q *Query) check() error {
 	if q.End > 0 && q.Start > q.End {
 		return meridian.Errorf(meridian.EInvalid, "startTs %d is after endTs %d", q.Start, q.End)
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return meridian.Errorf(meridian.EInvalid, "limit must be between 0 and %d", MaxLimit)
 	}
 	return nil

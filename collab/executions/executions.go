@@ -360,10 +360,8 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 	if err := CheckWindow(q.HasStart, q.HasEnd, q.Start, q.End); err != nil {
 		return Page{}, err
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return Page{}, meridian.Errorf(meridian.EInvalid, "limit must be between 0 and %d", MaxLimit)
 	}
 	var cur collab.Cursor
