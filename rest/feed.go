@@ -179,11 +179,7 @@ func (s *server) addPost(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) deletePost(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	post, err := uuidParam(r, "postId")
+	id, post, err := uuidPair(r, "id", "postId")
 	if err != nil {
 		return err
 	}

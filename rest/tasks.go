@@ -310,11 +310,7 @@ func (s *server) addTaskComment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) editTaskComment(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	cid, err := uuidParam(r, "commentId")
+	id, cid, err := uuidPair(r, "id", "commentId")
 	if err != nil {
 		return err
 	}
@@ -327,11 +323,7 @@ func (s *server) editTaskComment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) deleteTaskComment(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	cid, err := uuidParam(r, "commentId")
+	id, cid, err := uuidPair(r, "id", "commentId")
 	if err != nil {
 		return err
 	}

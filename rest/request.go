@@ -37,3 +37,13 @@ func uuidAndBody(r *http.Request, name string, body any) (string, error) {
 	}
 	return id, decodeBody(r, body)
 }
+
+// uuidPair reads the UUID path parameters first and second, in that order.
+func uuidPair(r *http.Request, first, second string) (string, string, error) {
+	a, err := uuidParam(r, first)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := uuidParam(r, second)
+	return a, b, err
+}
