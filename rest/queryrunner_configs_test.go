@@ -36,6 +36,6 @@ func FuzzQueryRunnerConfigRequests(f *testing.F) {
 			strings.Contains(path, "refresh-token") {
 			return
 		}
-		qrFuzzRequest(t, h, token, method, "http://meridian"+qrPrefix+path, body)
+		fuzzJSONRequest(t, h, token, method, "http://meridian"+qrPrefix+path, body)
 	})
 }

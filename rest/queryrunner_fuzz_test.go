@@ -3,7 +3,6 @@ package rest
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -55,20 +54,4 @@ func qrFuzzable(method, path string) bool {
 		return false
 	}
 	return strings.HasPrefix(path, "/") && !strings.ContainsAny(path, " \r\n\t#")
-}
-
-// qrFuzzRequest sends a fuzzed JSON request to url with token and fails t when the
-// server answers 5xx. A request Go cannot build is not sent.
-func qrFuzzRequest(t *testing.T, h http.Handler, token, method, url, body string) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code >= 500 {
-		t.Fatalf("%s %s %q: %d %s", method, url, body, rec.Code, rec.Body)
-	}
 }

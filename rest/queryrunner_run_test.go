@@ -28,6 +28,6 @@ func FuzzQueryRunnerRunRequests(f *testing.F) {
 		if !qrFuzzable(method, path) {
 			return
 		}
-		qrFuzzRequest(t, h, token, method, "http://meridian"+qrRunPrefix+path, body)
+		fuzzJSONRequest(t, h, token, method, "http://meridian"+qrRunPrefix+path, body)
 	})
 }
