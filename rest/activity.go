@@ -74,6 +74,16 @@ func (s *server) activityRoutes() []route {
 	}
 }
 
+// activityServiceAndQuery is the activity service and the query of r.
+func (s *server) activityServiceAndQuery(r *http.Request) (*activity.Service, activity.Query, error) {
+	svc, err := s.activityService()
+	if err != nil {
+		return nil, activity.Query{}, err
+	}
+	q, err := activityQuery(r)
+	return svc, q, err
+}
+
 func (s *server) activityService() (*activity.Service, error) {
 	if s.activity == nil {
 		return nil, meridian.Errorf(meridian.EUnavailable, "The activity stream is not configured on this server")
@@ -106,42 +116,28 @@ func activityQuery(r *http.Request) (activity.Query, error) {
 	return aq, nil
 }
 
-func writeActivity(w http.ResponseWriter, page activity.Page) {
-	writeJSON(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}})
+// respondActivity ends an activity list handler: it returns err when there is one,
+// and otherwise answers the page.
+func respondActivity(w http.ResponseWriter, page activity.Page, err error) error {
+	return respond(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}}, err)
 }
 
 func (s *server) listActivity(w http.ResponseWriter, r *http.Request) error {
-	svc, err := s.activityService()
-	if err != nil {
-		return err
-	}
-	q, err := activityQuery(r)
+	svc, q, err := s.activityServiceAndQuery(r)
 	if err != nil {
 		return err
 	}
 	page, err := svc.List(r.Context(), principal(r), q)
-	if err != nil {
-		return err
-	}
-	writeActivity(w, page)
-	return nil
+	return respondActivity(w, page, err)
 }
 
 func (s *server) countActivity(w http.ResponseWriter, r *http.Request) error {
-	svc, err := s.activityService()
-	if err != nil {
-		return err
-	}
-	q, err := activityQuery(r)
+	svc, q, err := s.activityServiceAndQuery(r)
 	if err != nil {
 		return err
 	}
 	n, err := svc.Count(r.Context(), principal(r), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"total": n})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"total": n}, err)
 }
 
 func (s *server) entityActivity(keyOf keyFunc) handler {
@@ -163,11 +159,7 @@ func (s *server) entityActivity(keyOf keyFunc) handler {
 			return err
 		}
 		page, err := svc.EntityActivity(r.Context(), principal(r), kind, key, q)
-		if err != nil {
-			return err
-		}
-		writeActivity(w, page)
-		return nil
+		return respondActivity(w, page, err)
 	}
 }
 
@@ -188,11 +180,7 @@ func (s *server) userActivity(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := svc.UserActivity(r.Context(), principal(r), user, q)
-	if err != nil {
-		return err
-	}
-	writeActivity(w, page)
-	return nil
+	return respondActivity(w, page, err)
 }
 
 func (s *server) getActivitySettings(w http.ResponseWriter, r *http.Request) error {
@@ -201,11 +189,7 @@ func (s *server) getActivitySettings(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	set, err := svc.Settings(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, set)
-	return nil
+	return respond(w, http.StatusOK, set, err)
 }
 
 func (s *server) putActivitySettings(w http.ResponseWriter, r *http.Request) error {
@@ -222,11 +206,7 @@ func (s *server) putActivitySettings(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	out, err := svc.PutSettings(r.Context(), principal(r), set)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return respond(w, http.StatusOK, out, err)
 }
 
 // settingsFrom reads activity settings from a JSON object, naming the field that is

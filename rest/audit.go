@@ -276,12 +276,18 @@ func (s *server) auditLogService() (*audit.Service, error) {
 	return s.auditLog, nil
 }
 
-func (s *server) searchAudit(w http.ResponseWriter, r *http.Request) error {
+// auditLogServiceAndQuery is the audit log service and the query of r.
+func (s *server) auditLogServiceAndQuery(r *http.Request) (*audit.Service, audit.Query, error) {
 	svc, err := s.auditLogService()
 	if err != nil {
-		return err
+		return nil, audit.Query{}, err
 	}
 	q, err := s.auditQuery(r)
+	return svc, q, err
+}
+
+func (s *server) searchAudit(w http.ResponseWriter, r *http.Request) error {
+	svc, q, err := s.auditLogServiceAndQuery(r)
 	if err != nil {
 		return err
 	}
@@ -298,11 +304,7 @@ func (s *server) searchAudit(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) exportAudit(w http.ResponseWriter, r *http.Request) error {
-	svc, err := s.auditLogService()
-	if err != nil {
-		return err
-	}
-	q, err := s.auditQuery(r)
+	svc, q, err := s.auditLogServiceAndQuery(r)
 	if err != nil {
 		return err
 	}

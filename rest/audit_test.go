@@ -2,8 +2,6 @@ package rest
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -96,16 +94,6 @@ func FuzzCollabRequestsNeverFailInternally(f *testing.F) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n\t#") {
 			return
 		}
-		req, err := http.NewRequest(method, "http://meridian"+path, strings.NewReader(body))
-		if err != nil {
-			return
-		}
-		req.Header.Set("Authorization", "Bearer "+fx.admin)
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %s %q answered %d: %s", method, path, body, rec.Code, rec.Body.String())
-		}
+		fuzzJSONRequest(t, h, fx.admin, method, "http://meridian"+path, body)
 	})
 }

@@ -88,6 +88,16 @@ func recordSchema(name string) obj {
 	return o
 }
 
+// executionsServiceAndID is the executions service and the UUID path parameter id.
+func (s *server) executionsServiceAndID(r *http.Request) (*executions.Service, string, error) {
+	svc, err := s.executionsService()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := uuidParam(r, "id")
+	return svc, id, err
+}
+
 func (s *server) executionsService() (*executions.Service, error) {
 	if s.executions == nil {
 		return nil, meridian.Errorf(meridian.EUnavailable, "Execution records are not configured on this server")
@@ -134,11 +144,7 @@ func (s *server) listExecutions(sr executions.Series) handler {
 			return err
 		}
 		page, err := svc.List(r.Context(), principal(r), sr, lq)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}})
-		return nil
+		return respond(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}}, err)
 	}
 }
 
@@ -164,11 +170,7 @@ func (s *server) createExecution(sr executions.Series) handler {
 
 func (s *server) getExecution(sr executions.Series) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		svc, err := s.executionsService()
-		if err != nil {
-			return err
-		}
-		id, err := uuidParam(r, "id")
+		svc, id, err := s.executionsServiceAndID(r)
 		if err != nil {
 			return err
 		}
@@ -177,21 +179,13 @@ func (s *server) getExecution(sr executions.Series) handler {
 			return err
 		}
 		rec, err := svc.Get(r.Context(), principal(r), sr, id, inc)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, rec)
-		return nil
+		return respond(w, http.StatusOK, rec, err)
 	}
 }
 
 func (s *server) deleteExecution(sr executions.Series) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		svc, err := s.executionsService()
-		if err != nil {
-			return err
-		}
-		id, err := uuidParam(r, "id")
+		svc, id, err := s.executionsServiceAndID(r)
 		if err != nil {
 			return err
 		}

@@ -110,11 +110,7 @@ func (s *server) listThreads(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data, after, total, err := s.tasks.ListThreads(r.Context(), principal(r), tq)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "paging": paging{After: after, Total: total}})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"data": data, "paging": paging{After: after, Total: total}}, err)
 }
 
 func (s *server) createThread(w http.ResponseWriter, r *http.Request) error {
@@ -137,11 +133,7 @@ func (s *server) getThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.tasks.GetThread(r.Context(), principal(r), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }
 
 func (s *server) deleteThread(w http.ResponseWriter, r *http.Request) error {
@@ -174,40 +166,25 @@ func (s *server) listPosts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) addPost(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
 	var body struct {
 		Message string `json:"message"`
 		From    string `json:"from"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	id, err := uuidAndBody(r, "id", &body)
+	if err != nil {
 		return err
 	}
 	e, err := s.tasks.AddPost(r.Context(), principal(r), id, body.Message)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }
 
 func (s *server) deletePost(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	post, err := uuidParam(r, "postId")
+	id, post, err := uuidPair(r, "id", "postId")
 	if err != nil {
 		return err
 	}
 	e, err := s.tasks.DeletePost(r.Context(), principal(r), id, post)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }
 
 func (s *server) react(onPost, add bool) handler {
@@ -227,11 +204,7 @@ func (s *server) react(onPost, add bool) handler {
 			return err
 		}
 		e, err := s.tasks.React(r.Context(), principal(r), id, post, typ, add)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, e)
-		return nil
+		return respond(w, http.StatusOK, e, err)
 	}
 }
 
@@ -241,11 +214,7 @@ func (s *server) getTaskThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.tasks.GetTaskThread(r.Context(), principal(r), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }
 
 func (s *server) resolveTaskThread(w http.ResponseWriter, r *http.Request) error {
@@ -258,11 +227,7 @@ func (s *server) resolveTaskThread(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	e, err := s.tasks.ResolveTaskThread(r.Context(), principal(r), id, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }
 
 func (s *server) closeTaskThread(w http.ResponseWriter, r *http.Request) error {
@@ -277,9 +242,5 @@ func (s *server) closeTaskThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.tasks.CloseTaskThread(r.Context(), principal(r), id, body.Comment)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return respond(w, http.StatusOK, e, err)
 }

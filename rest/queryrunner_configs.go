@@ -262,22 +262,35 @@ func qrTeam(r *http.Request, required bool) (string, error) {
 	return v, err
 }
 
+// qrServiceBody reads the required ?service= and then the JSON object body.
+func qrServiceBody(r *http.Request) (string, meridian.Entity, error) {
+	service, err := qrRequired(r, "service")
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := readObject(r)
+	return service, body, err
+}
+
+// qrServiceTeam reads the required ?service= and then ?team= (required when
+// teamRequired).
+func qrServiceTeam(r *http.Request, teamRequired bool) (string, string, error) {
+	service, err := qrRequired(r, "service")
+	if err != nil {
+		return "", "", err
+	}
+	team, err := qrTeam(r, teamRequired)
+	return service, team, err
+}
+
 func (s *server) qrConfigTest(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.qr.TestConfigAPI(r.Context(), principal(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return respond(w, http.StatusOK, v, err)
 }
 
 func (s *server) qrConfigDefaults(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.qr.Defaults(principal(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return respond(w, http.StatusOK, v, err)
 }
 
 func (s *server) qrListConfigs(w http.ResponseWriter, r *http.Request) error {
@@ -287,11 +300,7 @@ func (s *server) qrListConfigs(w http.ResponseWriter, r *http.Request) error {
 	}
 	if service != "" {
 		v, err := s.qr.AdminConfig(r.Context(), principal(r), service)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, v)
-		return nil
+		return respond(w, http.StatusOK, v, err)
 	}
 	q := r.URL.Query()
 	limit, err := queryLimit(q)
@@ -299,11 +308,7 @@ func (s *server) qrListConfigs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.qr.AdminConfigs(r.Context(), principal(r), store.ListOptions{Limit: limit, Before: q.Get("before"), After: q.Get("after")})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{Before: page.Before, After: page.After, Total: page.Total}})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{Before: page.Before, After: page.After, Total: page.Total}}, err)
 }
 
 func (s *server) qrCreateConfig(w http.ResponseWriter, r *http.Request) error {
@@ -312,28 +317,16 @@ func (s *server) qrCreateConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, err := s.qr.CreateAdminConfig(r.Context(), principal(r), body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, v)
-	return nil
+	return respond(w, http.StatusCreated, v, err)
 }
 
 func (s *server) qrPutConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	body, err := readObject(r)
+	service, body, err := qrServiceBody(r)
 	if err != nil {
 		return err
 	}
 	v, created, err := s.qr.PutAdminConfig(r.Context(), principal(r), service, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdStatus(created), v)
-	return nil
+	return respond(w, createdStatus(created), v, err)
 }
 
 func createdStatus(created bool) int {
@@ -349,11 +342,7 @@ func (s *server) qrDeleteConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.qr.DeleteAdminConfig(r.Context(), principal(r), service)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respond(w, http.StatusOK, res, err)
 }
 
 func (s *server) qrGetUserConfigs(w http.ResponseWriter, r *http.Request) error {
@@ -395,28 +384,16 @@ func (s *server) qrPostUserConfig(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	v, created, err := s.qr.PutUserConfig(r.Context(), principal(r), "", body, true)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdStatus(created), v)
-	return nil
+	return respond(w, createdStatus(created), v, err)
 }
 
 func (s *server) qrPutUserConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	body, err := readObject(r)
+	service, body, err := qrServiceBody(r)
 	if err != nil {
 		return err
 	}
 	v, _, err := s.qr.PutUserConfig(r.Context(), principal(r), service, body, false)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return respond(w, http.StatusOK, v, err)
 }
 
 func (s *server) qrDeleteUserConfig(w http.ResponseWriter, r *http.Request) error {
@@ -437,11 +414,7 @@ func (s *server) qrRefreshToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, err := s.qr.RefreshToken(r.Context(), principal(r), service, "")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return respond(w, http.StatusOK, v, err)
 }
 
 // qrServiceAndTeam reads service (and team) from the query, else from an optional
@@ -485,21 +458,13 @@ func (s *server) qrTestConnection(team bool) handler {
 			return err
 		}
 		v, err := s.qr.TestConnection(r.Context(), principal(r), service, teamID)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusAccepted, v)
-		return nil
+		return respond(w, http.StatusAccepted, v, err)
 	}
 }
 
 func (s *server) qrUpdateStatus(team bool) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		service, err := qrRequired(r, "service")
-		if err != nil {
-			return err
-		}
-		teamID, err := qrTeam(r, team)
+		service, teamID, err := qrServiceTeam(r, team)
 		if err != nil {
 			return err
 		}
@@ -512,11 +477,7 @@ func (s *server) qrUpdateStatus(team bool) handler {
 			wf, _ = body["jobId"].(string)
 		}
 		v, err := s.qr.UpdateConnectionStatus(r.Context(), principal(r), service, teamID, wf)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, v)
-		return nil
+		return respond(w, http.StatusOK, v, err)
 	}
 }
 
@@ -581,19 +542,11 @@ func (s *server) qrPostTeamConfig(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	v, created, err := s.qr.PutTeamConfig(r.Context(), principal(r), "", "", body, true)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdStatus(created), v)
-	return nil
+	return respond(w, createdStatus(created), v, err)
 }
 
 func (s *server) qrPutTeamConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	team, err := qrTeam(r, true)
+	service, team, err := qrServiceTeam(r, true)
 	if err != nil {
 		return err
 	}
@@ -602,19 +555,11 @@ func (s *server) qrPutTeamConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, _, err := s.qr.PutTeamConfig(r.Context(), principal(r), service, team, body, false)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return respond(w, http.StatusOK, v, err)
 }
 
 func (s *server) qrDeleteTeamConfig(w http.ResponseWriter, r *http.Request) error {
-	service, err := qrRequired(r, "service")
-	if err != nil {
-		return err
-	}
-	team, err := qrTeam(r, true)
+	service, team, err := qrServiceTeam(r, true)
 	if err != nil {
 		return err
 	}
@@ -631,11 +576,7 @@ func (s *server) qrCreateSaved(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q, err := s.qr.CreateSavedQuery(r.Context(), principal(r), body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, q)
-	return nil
+	return respond(w, http.StatusCreated, q, err)
 }
 
 func (s *server) qrListSaved(w http.ResponseWriter, r *http.Request) error {
@@ -661,11 +602,7 @@ func (s *server) qrListSaved(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.qr.SavedQueries(r.Context(), principal(r), service, limit, after)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"data": page.Data, "paging": paging{After: page.After, Total: page.Total}}, err)
 }
 
 func (s *server) qrGetSaved(w http.ResponseWriter, r *http.Request) error {
@@ -674,11 +611,7 @@ func (s *server) qrGetSaved(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q, err := s.qr.SavedQuery(r.Context(), principal(r), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, q)
-	return nil
+	return respond(w, http.StatusOK, q, err)
 }
 
 func (s *server) qrUpdateSaved(w http.ResponseWriter, r *http.Request) error {
@@ -691,11 +624,7 @@ func (s *server) qrUpdateSaved(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q, err := s.qr.UpdateSavedQuery(r.Context(), principal(r), id, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, q)
-	return nil
+	return respond(w, http.StatusOK, q, err)
 }
 
 func (s *server) qrDeleteSaved(w http.ResponseWriter, r *http.Request) error {
@@ -716,9 +645,5 @@ func (s *server) qrExecuteSaved(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	x, err := s.qr.ExecuteSavedQuery(r.Context(), principal(r), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, x)
-	return nil
+	return respond(w, http.StatusOK, x, err)
 }

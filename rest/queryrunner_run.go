@@ -147,11 +147,7 @@ func (s *server) qrTrigger(w http.ResponseWriter, r *http.Request) error {
 		req.PreferTeam = b
 	}
 	res, err := s.qrRuns.Trigger(r.Context(), principal(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respond(w, http.StatusOK, res, err)
 }
 
 func (s *server) qrStop(w http.ResponseWriter, r *http.Request) error {
@@ -162,11 +158,7 @@ func (s *server) qrStop(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.qrRuns.Stop(r.Context(), principal(r), req.WorkflowName)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respond(w, http.StatusOK, res, err)
 }
 
 // qrInt parses an optional non-negative integer query parameter.
@@ -195,11 +187,7 @@ func (s *server) qrResults(w http.ResponseWriter, r *http.Request) error {
 		return invalid("size must be between 1 and %d", workflow.MaxPageSize)
 	}
 	res, err := s.qrRuns.Results(r.Context(), principal(r), chi.URLParam(r, "workflowId"), page, int(size))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respond(w, http.StatusOK, res, err)
 }
 
 func (s *server) qrPostResults(w http.ResponseWriter, r *http.Request) error {

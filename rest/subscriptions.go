@@ -83,11 +83,7 @@ func (s *server) testDestination(w http.ResponseWriter, r *http.Request) error {
 		return invalid("Invalid request format: %s", jsonProblem(err))
 	}
 	res, err := s.events.TestDestination(r.Context(), principal(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": res})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"data": res}, err)
 }
 
 func (s *server) failedEvents(w http.ResponseWriter, r *http.Request) error {
@@ -108,9 +104,5 @@ func (s *server) failedEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	res, err := s.events.FailedEvents(r.Context(), principal(r), id, limit)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": res})
-	return nil
+	return respond(w, http.StatusOK, map[string]any{"data": res}, err)
 }

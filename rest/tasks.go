@@ -1,10 +1,8 @@
 package rest
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"net/http"
-	"strings"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/collab/tasks"
@@ -206,11 +204,7 @@ func (s *server) countTasks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n, err := s.tasks.Count(r.Context(), principal(r), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]int{"count": n})
-	return nil
+	return respond(w, http.StatusOK, map[string]int{"count": n}, err)
 }
 
 func (s *server) createTask(upsert bool) handler {
@@ -238,100 +232,58 @@ func (s *server) createTask(upsert bool) handler {
 	}
 }
 
-// decodeBody decodes an optional JSON object body into v; an empty body leaves v as
-// it is. Unknown fields are refused.
-func decodeBody(r *http.Request, v any) error {
-	b, err := readBody(r)
+// respondTask ends a task handler: it returns err when there is one, and otherwise
+// answers the updated task e.
+func respondTask(w http.ResponseWriter, e meridian.Entity, err error) error {
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
-	}
-	if _, err := decodeJSON(b); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return invalid("Invalid request body: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
+	w.Header().Set(ChangeHeader, meridian.EventEntityUpdated)
+	writeJSON(w, http.StatusOK, entityOrEmpty(e))
 	return nil
 }
 
-func writeTask(w http.ResponseWriter, e meridian.Entity) {
-	w.Header().Set(ChangeHeader, meridian.EventEntityUpdated)
-	writeJSON(w, http.StatusOK, entityOrEmpty(e))
+// taskResolution answers a task action on the task of path parameter id with a
+// Resolution body.
+func (s *server) taskResolution(w http.ResponseWriter, r *http.Request,
+	act func(context.Context, *meridian.Principal, string, tasks.Resolution) (meridian.Entity, error)) error {
+	var body tasks.Resolution
+	id, err := uuidAndBody(r, "id", &body)
+	if err != nil {
+		return err
+	}
+	e, err := act(r.Context(), principal(r), id, body)
+	return respondTask(w, e, err)
 }
 
 func (s *server) resolveTask(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	var body tasks.Resolution
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	e, err := s.tasks.Resolve(r.Context(), principal(r), id, body)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return s.taskResolution(w, r, s.tasks.Resolve)
 }
 
 func (s *server) closeTask(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
 	var body tasks.Resolution
-	if err := decodeBody(r, &body); err != nil {
+	id, err := uuidAndBody(r, "id", &body)
+	if err != nil {
 		return err
 	}
 	e, err := s.tasks.Close(r.Context(), principal(r), id, body.Comment)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return respondTask(w, e, err)
 }
 
 func (s *server) reassignTask(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
 	var body struct {
 		Assignees []any `json:"assignees"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	id, err := uuidAndBody(r, "id", &body)
+	if err != nil {
 		return err
 	}
 	e, err := s.tasks.Reassign(r.Context(), principal(r), id, body.Assignees)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return respondTask(w, e, err)
 }
 
 func (s *server) applySuggestion(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	var body tasks.Resolution
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	e, err := s.tasks.ApplySuggestion(r.Context(), principal(r), id, body)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return s.taskResolution(w, r, s.tasks.ApplySuggestion)
 }
 
 func (s *server) bulkTasks(w http.ResponseWriter, r *http.Request) error {
@@ -340,11 +292,7 @@ func (s *server) bulkTasks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.tasks.Bulk(r.Context(), principal(r), body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return respond(w, http.StatusOK, res, err)
 }
 
 type commentBody struct {
@@ -352,28 +300,17 @@ type commentBody struct {
 }
 
 func (s *server) addTaskComment(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
 	var body commentBody
-	if err := decodeBody(r, &body); err != nil {
+	id, err := uuidAndBody(r, "id", &body)
+	if err != nil {
 		return err
 	}
 	e, err := s.tasks.AddComment(r.Context(), principal(r), id, body.Message)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return respondTask(w, e, err)
 }
 
 func (s *server) editTaskComment(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	cid, err := uuidParam(r, "commentId")
+	id, cid, err := uuidPair(r, "id", "commentId")
 	if err != nil {
 		return err
 	}
@@ -382,26 +319,14 @@ func (s *server) editTaskComment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.tasks.EditComment(r.Context(), principal(r), id, cid, body.Message)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return respondTask(w, e, err)
 }
 
 func (s *server) deleteTaskComment(w http.ResponseWriter, r *http.Request) error {
-	id, err := uuidParam(r, "id")
-	if err != nil {
-		return err
-	}
-	cid, err := uuidParam(r, "commentId")
+	id, cid, err := uuidPair(r, "id", "commentId")
 	if err != nil {
 		return err
 	}
 	e, err := s.tasks.DeleteComment(r.Context(), principal(r), id, cid)
-	if err != nil {
-		return err
-	}
-	writeTask(w, e)
-	return nil
+	return respondTask(w, e, err)
 }

@@ -2,15 +2,14 @@ package activity
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -47,22 +46,15 @@ type Page struct {
 }
 
 func (q *Query) check() error {
-	for name, v := range map[string]string{"entityType": q.EntityType, "entityId": q.EntityID, "userName": q.UserName,
-		"domain": q.Domain, "eventType": q.EventType} {
-		if len(v) > maxFilter {
-			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, maxFilter)
-		}
-		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
-			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
-		}
+	if err := collab.CheckFilters(maxFilter, map[string]string{"entityType": q.EntityType, "entityId": q.EntityID, "userName": q.UserName,
+		"domain": q.Domain, "eventType": q.EventType}); err != nil {
+		return err
 	}
 	if q.Start < 0 || q.End < 0 || (q.End > 0 && q.Start > q.End) {
 		return meridian.Errorf(meridian.EInvalid, "startTs and endTs must be epoch milliseconds with startTs not after endTs")
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return meridian.Errorf(meridian.EInvalid, "limit must be between 1 and %d", MaxLimit)
 	}
 	return nil
@@ -70,44 +62,18 @@ func (q *Query) check() error {
 
 // where is q's WHERE clause and arguments (bound parameters only), with the cursor's
 // position when c is set.
-func (q Query) where(c *cursor) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, vals ...any) {
-		for _, v := range vals {
-			args = append(args, v)
-			cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1)
-		}
-		conds = append(conds, cond)
-	}
-	if q.EntityType != "" {
-		add("entity_type = ?", q.EntityType)
-	}
+func (q Query) where(c *collab.Cursor) (string, []any) {
+	var w collab.Where
+	w.AddIfSet("entity_type = ?", q.EntityType)
 	if q.EntityID != "" {
-		add("entity_id = ?", strings.ToLower(q.EntityID))
+		w.Add("entity_id = ?", strings.ToLower(q.EntityID))
 	}
-	if q.UserName != "" {
-		add("user_name = ?", q.UserName)
-	}
-	if q.Domain != "" {
-		add("domain = ?", q.Domain)
-	}
-	if q.EventType != "" {
-		add("event_type = ?", q.EventType)
-	}
-	if q.Start > 0 {
-		add("ts >= ?", q.Start)
-	}
-	if q.End > 0 {
-		add("ts <= ?", q.End)
-	}
-	if c != nil {
-		add("(ts < ? OR (ts = ? AND id < ?))", c.ts, c.ts, c.id)
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	w.AddIfSet("user_name = ?", q.UserName)
+	w.AddIfSet("domain = ?", q.Domain)
+	w.AddIfSet("event_type = ?", q.EventType)
+	w.AddWindow(q.Start, q.End)
+	w.AddAfter(c)
+	return w.String(), w.Args
 }
 
 // List returns one page of the events q selects, newest first. Every authenticated
@@ -120,7 +86,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (Pag
 	if err := q.check(); err != nil {
 		return Page{}, err
 	}
-	var c *cursor
+	var c *collab.Cursor
 	if q.After != "" {
 		cur, err := parseCursor(q.After)
 		if err != nil {
@@ -150,7 +116,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (Pag
 			}
 			if len(page.Data) == q.Limit {
 				last := page.Data[len(page.Data)-1]
-				page.After = cursor{ts: last.Timestamp, id: last.ID}.String()
+				page.After = collab.Cursor{TS: last.Timestamp, ID: last.ID}.String()
 				break
 			}
 			var e Event
@@ -206,36 +172,11 @@ func (s *Service) UserActivity(ctx context.Context, p *meridian.Principal, user 
 	return s.List(ctx, p, q)
 }
 
-// cursor is the position after the last event of a page.
-type cursor struct {
-	ts int64
-	id string
-}
-
-func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ts, 10) + ":" + c.id))
-}
-
-// parseCursor reads an after cursor. Errors: EInvalid.
-func parseCursor(s string) (cursor, error) {
-	bad := meridian.Errorf(meridian.EInvalid, "Invalid cursor")
-	if len(s) > 128 {
-		return cursor{}, bad
+// parseCursor reads an after cursor; its timestamp is not negative. Errors: EInvalid.
+func parseCursor(s string) (collab.Cursor, error) {
+	c, ok := collab.ParseCursor(s)
+	if !ok || c.TS < 0 {
+		return collab.Cursor{}, meridian.Errorf(meridian.EInvalid, "Invalid cursor")
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return cursor{}, bad
-	}
-	tsPart, id, ok := strings.Cut(string(b), ":")
-	if !ok {
-		return cursor{}, bad
-	}
-	ts, err := strconv.ParseInt(tsPart, 10, 64)
-	if err != nil || ts < 0 {
-		return cursor{}, bad
-	}
-	if _, err := uuid.Parse(id); err != nil {
-		return cursor{}, bad
-	}
-	return cursor{ts: ts, id: id}, nil
+	return c, nil
 }

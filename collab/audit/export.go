@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab"
 )
 
 // Export formats.
@@ -64,7 +65,7 @@ func (s *Service) Export(ctx context.Context, p *meridian.Principal, q Query, fo
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	first := true
-	var c *cursor
+	var c *collab.Cursor
 	for {
 		batch, err := s.page(ctx, q, c, exportBatch)
 		if err != nil {
@@ -103,7 +104,7 @@ func (s *Service) Export(ctx context.Context, p *meridian.Principal, q Query, fo
 			break
 		}
 		last := batch[len(batch)-1]
-		c = &cursor{ts: last.Timestamp, id: last.ID}
+		c = &collab.Cursor{TS: last.Timestamp, ID: last.ID}
 	}
 	if cw == nil {
 		if _, err := bw.WriteString("]\n"); err != nil {

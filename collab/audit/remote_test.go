@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/meridian-catalog/meridian/collab/collabtest"
 )
 
 func TestRemoteAddrBelievesOnlyTrustedProxies(t *testing.T) {
@@ -64,17 +66,5 @@ func FuzzRemoteAddr(f *testing.F) {
 }
 
 func FuzzParseCursor(f *testing.F) {
-	f.Add(cursor{ts: 1767225600000, id: "5d0b0a52-6a53-4b8f-8c1e-1d8b2b0c9a11"}.String())
-	f.Add("!!")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, s string) {
-		c, err := parseCursor(s)
-		if err != nil {
-			return
-		}
-		again, err := parseCursor(c.String())
-		if err != nil || again != c {
-			t.Fatalf("cursor %q does not round-trip: %+v, %v", s, again, err)
-		}
-	})
+	collabtest.FuzzCursorRoundTrip(f, parseCursor, "!!")
 }

@@ -2,15 +2,12 @@ package audit
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/google/uuid"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -67,13 +64,8 @@ type Page struct {
 
 // check validates q. Errors: EInvalid.
 func (q *Query) check() error {
-	for name, v := range map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType} {
-		if len(v) > MaxQuery {
-			return meridian.Errorf(meridian.EInvalid, "%s is longer than %d bytes", name, MaxQuery)
-		}
-		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
-			return meridian.Errorf(meridian.EInvalid, "%s must be valid UTF-8 without NUL characters", name)
-		}
+	if err := collab.CheckFilters(MaxQuery, map[string]string{"q": q.Text, "userName": q.UserName, "entityType": q.EntityType}); err != nil {
+		return err
 	}
 	switch q.Kind {
 	case "", KindWrite, KindAuthFailure, KindChange:
@@ -91,10 +83,8 @@ func (q *Query) check() error {
 	if q.End > 0 && q.Start > q.End {
 		return meridian.Errorf(meridian.EInvalid, "startTs %d is after endTs %d", q.Start, q.End)
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return meridian.Errorf(meridian.EInvalid, "limit must be between 0 and %d", MaxLimit)
 	}
 	return nil
@@ -102,44 +92,18 @@ func (q *Query) check() error {
 
 // where is q's WHERE clause and arguments, with the cursor's position when c is set.
 // Every value is a bound parameter.
-func (q Query) where(c *cursor) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, vals ...any) {
-		for _, v := range vals {
-			args = append(args, v)
-			cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1)
-		}
-		conds = append(conds, cond)
-	}
+func (q Query) where(c *collab.Cursor) (string, []any) {
+	var w collab.Where
 	if q.Text != "" {
-		add(`search LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(q.Text))+"%")
+		w.Add(`search LIKE ? ESCAPE '\'`, "%"+likeEscape(strings.ToLower(q.Text))+"%")
 	}
-	if q.UserName != "" {
-		add("user_name = ?", q.UserName)
-	}
-	if q.EntityType != "" {
-		add("entity_type = ?", q.EntityType)
-	}
-	if q.Kind != "" {
-		add("kind = ?", q.Kind)
-	}
-	if q.Source != "" {
-		add("source = ?", q.Source)
-	}
-	if q.Start > 0 {
-		add("ts >= ?", q.Start)
-	}
-	if q.End > 0 {
-		add("ts <= ?", q.End)
-	}
-	if c != nil {
-		add("(ts < ? OR (ts = ? AND id < ?))", c.ts, c.ts, c.id)
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	w.AddIfSet("user_name = ?", q.UserName)
+	w.AddIfSet("entity_type = ?", q.EntityType)
+	w.AddIfSet("kind = ?", q.Kind)
+	w.AddIfSet("source = ?", q.Source)
+	w.AddWindow(q.Start, q.End)
+	w.AddAfter(c)
+	return w.String(), w.Args
 }
 
 // likeEscape escapes LIKE's wildcards and its escape character.
@@ -167,7 +131,7 @@ func (s *Service) Search(ctx context.Context, p *meridian.Principal, q Query) (P
 	if err := q.check(); err != nil {
 		return Page{}, err
 	}
-	var c *cursor
+	var c *collab.Cursor
 	if q.After != "" {
 		cur, err := parseCursor(q.After)
 		if err != nil {
@@ -183,13 +147,13 @@ func (s *Service) Search(ctx context.Context, p *meridian.Principal, q Query) (P
 	if len(data) > q.Limit {
 		page.Data = data[:q.Limit]
 		last := page.Data[q.Limit-1]
-		page.After = cursor{ts: last.Timestamp, id: last.ID}.String()
+		page.After = collab.Cursor{TS: last.Timestamp, ID: last.ID}.String()
 	}
 	return page, nil
 }
 
 // page reads up to limit entries of q after c, newest first, in one read transaction.
-func (s *Service) page(ctx context.Context, q Query, c *cursor, limit int) ([]Entry, error) {
+func (s *Service) page(ctx context.Context, q Query, c *collab.Cursor, limit int) ([]Entry, error) {
 	where, args := q.where(c)
 	args = append(args, limit)
 	out := []Entry{}
@@ -212,38 +176,13 @@ func (s *Service) page(ctx context.Context, q Query, c *cursor, limit int) ([]En
 	return out, err
 }
 
-// cursor is the position after the last entry of a page.
-type cursor struct {
-	ts int64
-	id string
-}
-
-func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ts, 10) + ":" + c.id))
-}
-
-// parseCursor reads an after cursor. Errors: EInvalid.
-func parseCursor(s string) (cursor, error) {
-	bad := meridian.Errorf(meridian.EInvalid, "Invalid cursor %q", cut(s, 64))
-	if len(s) > 128 {
-		return cursor{}, bad
+// parseCursor reads an after cursor; its timestamp is not negative. Errors: EInvalid.
+func parseCursor(s string) (collab.Cursor, error) {
+	c, ok := collab.ParseCursor(s)
+	if !ok || c.TS < 0 {
+		return collab.Cursor{}, meridian.Errorf(meridian.EInvalid, "Invalid cursor %q", cut(s, 64))
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return cursor{}, bad
-	}
-	tsPart, id, ok := strings.Cut(string(b), ":")
-	if !ok {
-		return cursor{}, bad
-	}
-	ts, err := strconv.ParseInt(tsPart, 10, 64)
-	if err != nil || ts < 0 {
-		return cursor{}, bad
-	}
-	if _, err := uuid.Parse(id); err != nil {
-		return cursor{}, bad
-	}
-	return cursor{ts: ts, id: id}, nil
+	return c, nil
 }
 
 // String describes q for logs.

@@ -16,9 +16,7 @@ package executions
 import (
 	"context"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -26,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/collab"
 	"github.com/meridian-catalog/meridian/schema"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -361,13 +360,11 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 	if err := CheckWindow(q.HasStart, q.HasEnd, q.Start, q.End); err != nil {
 		return Page{}, err
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	var ok bool
+	if q.Limit, ok = collab.PageLimit(q.Limit, DefaultLimit, MaxLimit); !ok {
 		return Page{}, meridian.Errorf(meridian.EInvalid, "limit must be between 0 and %d", MaxLimit)
 	}
-	var cur cursor
+	var cur collab.Cursor
 	if q.After != "" {
 		var err error
 		if cur, err = parseCursor(q.After); err != nil {
@@ -389,17 +386,15 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 		} else if _, _, err := s.ents.Load(ctx, tx, p, store.OpView, sr.Kind, store.ByID(q.ParentID), store.IncludeAll); err != nil {
 			return err
 		}
-		where, args := filter(sr, q)
-		if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM executions WHERE "+where, args...).Scan(&page.Total); err != nil {
+		w := filter(sr, q)
+		if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM executions"+w.String(), w.Args...).Scan(&page.Total); err != nil {
 			return err
 		}
 		if q.After != "" {
-			args = append(args, cur.ts, cur.id)
-			n := len(args)
-			where += fmt.Sprintf(" AND (ts < $%d OR (ts = $%d AND id < $%d))", n-1, n-1, n)
+			w.AddAfter(&cur)
 		}
-		args = append(args, q.Limit+1)
-		rows, err := tx.SQL().Query(ctx, "SELECT "+recordColumns+" FROM executions WHERE "+where+
+		args := append(w.Args, q.Limit+1)
+		rows, err := tx.SQL().Query(ctx, "SELECT "+recordColumns+" FROM executions"+w.String()+
 			" ORDER BY ts DESC, id DESC LIMIT $"+strconv.Itoa(len(args)), args...)
 		if err != nil {
 			return err
@@ -414,7 +409,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 				return err
 			}
 			if len(page.Data) == q.Limit || (len(page.Data) > 0 && size+len(r.doc) > maxPageBytes) {
-				page.After = cursor{ts: last.ts, id: last.id}.String()
+				page.After = collab.Cursor{TS: last.ts, ID: last.id}.String()
 				break
 			}
 			page.Data = append(page.Data, json.RawMessage(r.doc))
@@ -426,60 +421,34 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, sr Series, q 
 	return page, err
 }
 
-// filter is the WHERE clause of q and its arguments: bound parameters only.
-func filter(sr Series, q ListQuery) (string, []any) {
-	args := []any{sr.Name}
-	where := "series = $1"
+// filter is the WHERE clause of q: bound parameters only.
+func filter(sr Series, q ListQuery) *collab.Where {
+	w := &collab.Where{}
+	w.Add("series = ?", sr.Name)
 	if q.ParentID != "" {
-		args = append(args, q.ParentID)
-		where += " AND parent_id = $" + strconv.Itoa(len(args))
+		w.Add("parent_id = ?", q.ParentID)
 	}
 	if q.HasStart {
-		args = append(args, q.Start, q.End)
-		where += fmt.Sprintf(" AND ts >= $%d AND ts <= $%d", len(args)-1, len(args))
+		w.Add("ts >= ? AND ts <= ?", q.Start, q.End)
 	}
 	switch q.Include {
 	case store.IncludeAll:
 	case store.IncludeDeleted:
-		where += " AND deleted = 1"
+		w.Add("deleted = 1")
 	default:
-		where += " AND deleted = 0"
+		w.Add("deleted = 0")
 	}
-	return where, args
+	return w
 }
 
-// cursor is the position after the last record of a page: its timestamp and id.
-type cursor struct {
-	ts int64
-	id string
-}
-
-func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ts, 10) + ":" + c.id))
-}
-
-// parseCursor reads an after cursor. Errors: EInvalid.
-func parseCursor(s string) (cursor, error) {
-	bad := meridian.Errorf(meridian.EInvalid, "Invalid cursor %q", truncate(s, 64))
-	if len(s) > 128 {
-		return cursor{}, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return cursor{}, bad
-	}
-	tsPart, id, ok := strings.Cut(string(b), ":")
+// parseCursor reads an after cursor, its id in lower case. Errors: EInvalid.
+func parseCursor(s string) (collab.Cursor, error) {
+	c, ok := collab.ParseCursor(s)
 	if !ok {
-		return cursor{}, bad
+		return collab.Cursor{}, meridian.Errorf(meridian.EInvalid, "Invalid cursor %q", truncate(s, 64))
 	}
-	ts, err := strconv.ParseInt(tsPart, 10, 64)
-	if err != nil {
-		return cursor{}, bad
-	}
-	if _, err := uuid.Parse(id); err != nil {
-		return cursor{}, bad
-	}
-	return cursor{ts: ts, id: strings.ToLower(id)}, nil
+	c.ID = strings.ToLower(c.ID)
+	return c, nil
 }
 
 func truncate(s string, n int) string {
