@@ -161,6 +161,7 @@ func (e *Embedded) run(form Form, parsed *sparql.ParsedQuery, lim Limits, deadli
 			res, err = nil, Errorf(CodeQueryInvalid, "the query could not be evaluated")
 		}
 	}()
+	plan(parsed)
 	v.yieldCap = yieldCap(form, parsed, lim)
 	g := rdflib.NewGraph(rdflib.WithStore(v))
 	out, qerr := sparql.EvalQuery(g, parsed, nil)

@@ -23,8 +23,10 @@ const (
 	MaxNeighbors     = 2000
 	DefaultTagPage   = 50
 	MaxTagPage       = 500
-	// expandBatch is how many nodes one neighbourhood query expands.
-	expandBatch = 100
+	// expandBatch is how many nodes one neighbourhood query expands, and expandBytes
+	// how long their VALUES list may grow.
+	expandBatch = 500
+	expandBytes = 40_000
 )
 
 // iriQuoted writes an IRI for a query, refusing one that could break out of <…>.
@@ -123,18 +125,26 @@ func (s *Service) Neighborhood(ctx context.Context, p *meridian.Principal, iri s
 	frontier := []string{iri}
 	for level := 1; level <= depth && len(frontier) > 0; level++ {
 		var next []string
-		for start := 0; start < len(frontier); start += expandBatch {
-			batch := frontier[start:min(start+expandBatch, len(frontier))]
+		for start := 0; start < len(frontier); {
+			// A batch is up to expandBatch nodes whose VALUES list stays within
+			// expandBytes, so the query (which lists them twice) stays well within
+			// MaxQueryBytes.
 			var values strings.Builder
-			for _, node := range batch {
-				q, err := iriQuoted(node)
-				if err != nil {
-					continue
+			end := start
+			for end < len(frontier) && end-start < expandBatch {
+				q, err := iriQuoted(frontier[end])
+				if err == nil && end > start && values.Len()+len(q) >= expandBytes {
+					break
 				}
-				values.WriteString(q + " ")
+				if err == nil {
+					values.WriteString(q + " ")
+				}
+				end++
 			}
+			batch := frontier[start:end]
+			start = end
 			left := limit - len(n.Triples)
-			rows, err := s.edges(ctx, p, batch, values.String(), left+1, includeDeleted, func(t Triple) bool { return seenTriple[t] })
+			rows, err := s.edges(ctx, p, batch, values.String(), left+1, len(seenTriple), includeDeleted, func(t Triple) bool { return seenTriple[t] })
 			if err != nil {
 				return nil, err
 			}
@@ -204,9 +214,11 @@ type Walker interface {
 	Edges(ctx context.Context, nodes []string, limit int, includeDeleted bool, skip func(Triple) bool) ([]Triple, error)
 }
 
-// edges returns the out-edges and then the in-edges of nodes (values is their VALUES
-// list), at most limit rows of (s, p, o).
-func (s *Service) edges(ctx context.Context, p *meridian.Principal, nodes []string, values string, limit int, includeDeleted bool, skip func(Triple) bool) ([][]Term, error) {
+// edges returns the out-edges and the in-edges of nodes (values is their VALUES list):
+// at least limit rows of (s, p, o) that skip does not report, when there are that
+// many. A walker leaves out the skipped ones itself; a query cannot, so it asks for
+// seen (the number of triples skip reports) more rows.
+func (s *Service) edges(ctx context.Context, p *meridian.Principal, nodes []string, values string, limit, seen int, includeDeleted bool, skip func(Triple) bool) ([][]Term, error) {
 	if w, ok := s.cfg.Backend.(Walker); ok {
 		ts, err := w.Edges(ctx, nodes, limit, includeDeleted, skip)
 		if err != nil {
@@ -218,17 +230,14 @@ func (s *Service) edges(ctx context.Context, p *meridian.Principal, nodes []stri
 		}
 		return rows, nil
 	}
-	// Out-edges, then in-edges: two simple patterns, each answered from an index (a
-	// UNION of both costs engines far more).
-	out, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { VALUES ?s { "+values+"} ?s ?p ?o }", limit)
+	// Out-edges and in-edges in one query, one round trip to a remote store per batch
+	// (the embedded store, whose engine evaluates a UNION branch poorly, walks its
+	// indexes above instead).
+	r, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { { VALUES ?s { "+values+"} ?s ?p ?o } UNION { VALUES ?o { "+values+"} ?s ?p ?o } }", limit+seen)
 	if err != nil {
 		return nil, err
 	}
-	in, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { VALUES ?o { "+values+"} ?s ?p ?o }", limit)
-	if err != nil {
-		return nil, err
-	}
-	return append(out.Rows, in.Rows...), nil
+	return r.Rows, nil
 }
 
 // Edges implements Walker over the store's subject and object indexes.
