@@ -41,7 +41,7 @@ func FuzzConfigBodies(f *testing.F) {
 				if s == "" || len(s) > maxSecretLen {
 					t.Fatalf("secret %s out of bounds", k)
 				}
-				if len(s) > 3 && strings.Contains(string(b), s) && s != store.Mask {
+				if len(s) > 3 && strings.Contains(string(b), s) && !strings.Contains(store.Mask, s) {
 					t.Fatalf("view shows secret %s: %s", k, b)
 				}
 			}
