@@ -89,7 +89,14 @@ var DeniedFunctions = map[string][]string{
 
 // Check classifies sql in dialect and returns what it is, or an EInvalid error naming
 // why it is refused. Errors: EInvalid.
-func Check(dialect, sql string) (Result, error) {
+func Check(dialect, sql string) (r Result, err error) {
+	// A parser that panics on some input (Vitess's statement splitter does on a few
+	// unterminated quotes) refuses the query instead of taking the caller down.
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = Result{}, refuse("the statement could not be parsed")
+		}
+	}()
 	if len(sql) > MaxLength {
 		return Result{}, refuse("the query is %d bytes; the limit is %d", len(sql), MaxLength)
 	}
