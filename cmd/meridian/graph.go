@@ -11,7 +11,6 @@ import (
 
 	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/graph"
-	"github.com/meridian-catalog/meridian/store/jobs"
 )
 
 const graphUsage = "Usage: meridian graph rebuild [--data-dir D | --database-url URL]\n"
@@ -58,38 +57,16 @@ func graphCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("start the graph rebuild: %w", err)
 	}
 	fmt.Fprintf(stderr, "meridian: rebuilding the knowledge graph, job %s\n", id)
-	bar := newProgressBar(stderr)
-	tick := time.NewTicker(reindexPoll)
-	defer tick.Stop()
-	for {
-		j, err := cat.Jobs.Get(ctx, system, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				bar.end()
-				return fmt.Errorf("interrupted: job %s resumes with the next serve", id)
-			}
-			return err
-		}
-		switch j.Status {
-		case jobs.StatusCompleted:
-			bar.set(100)
-			bar.end()
-			var res graph.RebuildResult
-			_ = json.Unmarshal(j.Result, &res)
-			where := "a remote SPARQL store"
-			if e, ok := cat.Graph.Backend().(*graph.Embedded); ok {
-				where = fmt.Sprintf("the embedded store (%d triples, %d terms)", e.Store().Len(), e.Store().Terms())
-			}
-			fmt.Fprintf(stderr, "meridian: projected %d entities into %s in %s\n", res.Entities, where, time.Since(start).Round(time.Millisecond))
-			return nil
-		case jobs.StatusFailed:
-			bar.end()
-			return fmt.Errorf("graph rebuild job %s failed: %s", id, j.Error)
-		}
-		bar.set(j.Progress)
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		}
+	j, err := watchJob(ctx, cat.Jobs, id, "graph rebuild", "the next serve", stderr)
+	if err != nil {
+		return err
 	}
+	var res graph.RebuildResult
+	_ = json.Unmarshal(j.Result, &res)
+	where := "a remote SPARQL store"
+	if e, ok := cat.Graph.Backend().(*graph.Embedded); ok {
+		where = fmt.Sprintf("the embedded store (%d triples, %d terms)", e.Store().Len(), e.Store().Terms())
+	}
+	fmt.Fprintf(stderr, "meridian: projected %d entities into %s in %s\n", res.Entities, where, time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian/app"
-	"github.com/meridian-catalog/meridian/store/jobs"
 	"github.com/meridian-catalog/meridian/vectors"
 )
 
@@ -61,42 +60,21 @@ func reindexCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("start the reindex: %w", err)
 	}
 	fmt.Fprintf(stderr, "meridian: re-embedding the catalog with %s (%d dimensions), job %s\n", emb.Model(), emb.Dimension(), id)
-	bar := newProgressBar(stderr)
-	tick := time.NewTicker(reindexPoll)
-	defer tick.Stop()
-	for {
-		j, err := cat.Jobs.Get(ctx, system, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				bar.end()
-				return fmt.Errorf("interrupted: job %s resumes with the next serve or reindex", id)
-			}
-			return err
-		}
-		switch j.Status {
-		case jobs.StatusCompleted:
-			bar.set(100)
-			bar.end()
-			var res vectors.ReindexResult
-			_ = json.Unmarshal(j.Result, &res)
-			fmt.Fprintf(stderr, "meridian: %d entities, %d embedded, %d stale vectors removed\n", res.Entities, res.Embedded, res.Pruned)
-			return nil
-		case jobs.StatusFailed:
-			bar.end()
-			return fmt.Errorf("reindex job %s failed: %s", id, j.Error)
-		}
-		bar.set(j.Progress)
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		}
+	j, err := watchJob(ctx, cat.Jobs, id, "reindex", "the next serve or reindex", stderr)
+	if err != nil {
+		return err
 	}
+	var res vectors.ReindexResult
+	_ = json.Unmarshal(j.Result, &res)
+	fmt.Fprintf(stderr, "meridian: %d entities, %d embedded, %d stale vectors removed\n", res.Entities, res.Embedded, res.Pruned)
+	return nil
 }
 
 // progressBar shows a percentage on w: a bar redrawn in place when w is a terminal,
 // otherwise one line per new percentage.
 type progressBar struct {
 	w       io.Writer
+	label   string // what the bar shows the progress of: reindex, graph rebuild
 	tty     bool
 	last    int
 	started bool
@@ -105,8 +83,8 @@ type progressBar struct {
 // barWidth is the number of cells of the bar.
 const barWidth = 40
 
-func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, tty: isTerminal(w), last: -1}
+func newProgressBar(w io.Writer, label string) *progressBar {
+	return &progressBar{w: w, label: label, tty: isTerminal(w), last: -1}
 }
 
 // set shows percent (0 to 100) unless it is already shown.
@@ -117,11 +95,11 @@ func (b *progressBar) set(percent int) {
 	}
 	b.last, b.started = percent, true
 	if !b.tty {
-		fmt.Fprintf(b.w, "reindex: %d%%\n", percent)
+		fmt.Fprintf(b.w, "%s: %d%%\n", b.label, percent)
 		return
 	}
 	filled := percent * barWidth / 100
-	fmt.Fprintf(b.w, "\rreindex [%s%s] %3d%%", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), percent)
+	fmt.Fprintf(b.w, "\r%s [%s%s] %3d%%", b.label, strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), percent)
 }
 
 // end ends the bar's line on a terminal.

@@ -93,7 +93,7 @@ func TestProgressBarRedrawsInPlaceOnATerminalAndPrintsLinesOtherwise(t *testing.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			b := &progressBar{w: &out, tty: tc.tty, last: -1}
+			b := &progressBar{w: &out, label: "reindex", tty: tc.tty, last: -1}
 			for _, p := range []int{0, 0, 50, 100} {
 				b.set(p)
 			}
