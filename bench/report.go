@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meridian-catalog/meridian/bench/benchenv"
 )
 
 // report is the whole run: the machine, the load and one result per driver.
@@ -25,36 +26,13 @@ type report struct {
 
 // describeMachine names the machine: CPUs, CPU model, memory, Go version and date.
 func describeMachine() string {
-	model, mem := "unknown CPU", "unknown memory"
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if fs := strings.Fields(sc.Text()); len(fs) >= 2 && fs[0] == "MemTotal:" {
-				if kb, err := strconv.ParseFloat(fs[1], 64); err == nil {
-					mem = fmt.Sprintf("%.1f GiB RAM", kb/(1<<20))
-				}
-				break
-			}
-		}
-		f.Close()
-	}
 	load := ""
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			load = ", load average " + f[0] + " at start"
 		}
 	}
-	return fmt.Sprintf("%d CPUs (nproc), %s, %s, %s %s/%s, %s%s", runtime.NumCPU(), model, mem,
+	return fmt.Sprintf("%s, %s %s/%s, %s%s", benchenv.Hardware(),
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02 15:04 MST"), load)
 }
 

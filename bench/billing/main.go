@@ -20,25 +20,22 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/bench/benchenv"
 	"github.com/meridian-catalog/meridian/billing"
 	"github.com/meridian-catalog/meridian/rpc"
 	"github.com/meridian-catalog/meridian/store"
@@ -113,7 +110,7 @@ func runDriver(ctx context.Context, c config, driver string) (string, error) {
 	defer os.RemoveAll(dir)
 	cfg := app.Config{DataDir: dir, Logger: slog.New(slog.DiscardHandler), Embedder: app.EmbedderConfig{Kind: app.EmbedderHashing}}
 	if driver == "postgres" {
-		dbURL, drop, err := throwawayDB(ctx, c.postgresURL)
+		dbURL, drop, err := benchenv.ThrowawayDB(ctx, c.postgresURL, "meridian_billing_bench_")
 		if err != nil {
 			return "", err
 		}
@@ -362,34 +359,3 @@ func pct(ds []time.Duration, p float64) time.Duration {
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000) }
-
-// throwawayDB creates a database on the server at adminURL and returns its URL and a
-// function that drops it.
-func throwawayDB(ctx context.Context, adminURL string) (string, func(), error) {
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", nil, err
-	}
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("PostgreSQL unreachable: %v", err)
-	}
-	defer conn.Close(context.Background())
-	rb := make([]byte, 6)
-	_, _ = rand.Read(rb)
-	name := "meridian_billing_bench_" + hex.EncodeToString(rb)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", nil, err
-	}
-	drop := func() {
-		c, err := pgx.Connect(context.Background(), adminURL)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	}
-	du := *u
-	du.Path = "/" + name
-	return du.String(), drop, nil
-}
