@@ -162,7 +162,7 @@ func New(c Config) http.Handler {
 
 	mux := chi.NewRouter()
 	s.mux = mux
-	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.auditRequests, s.authenticate, s.limitBody, s.absoluteHrefs)
+	mux.Use(s.requestID, s.accessLog, s.recoverer, routeOnEscapedPath, s.auditRequests, s.authenticate, s.refuseNUL, s.limitBody, s.absoluteHrefs)
 	mux.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errStatus(http.StatusNotFound, "Unknown path "+r.URL.Path))
 	})

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,4 +90,19 @@ func jsonPath(stack []jsonLevel) string {
 		}
 	}
 	return sb.String()
+}
+
+// refuseNUL answers 400 to a request whose path or query holds a NUL character
+// (%00). No name, FQN, id or filter value may hold one, and PostgreSQL's text cannot,
+// so such a request can match nothing; refusing it here, once, keeps every handler and
+// both drivers from meeting it (on PostgreSQL a list filter holding one was a 500).
+func (s *server) refuseNUL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.ContainsRune(r.URL.Path, 0) || strings.Contains(r.URL.EscapedPath(), "%00") ||
+			strings.Contains(r.URL.RawQuery, "%00") || strings.ContainsRune(r.URL.RawQuery, 0) {
+			s.writeError(w, r, invalid("The request's path and query must not hold a NUL character (%%00)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

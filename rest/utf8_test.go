@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
@@ -35,4 +36,25 @@ func TestCreateWithInvalidUTF8NameIs400(t *testing.T) {
 	wantError(t, r, http.StatusBadRequest, "name must be valid UTF-8")
 	r = f.call("POST", "/api/v1/services/databaseServices", "{\"name\":\"evil\u202Eexe\",\"serviceType\":\"Mysql\"}")
 	wantError(t, r, http.StatusBadRequest, "name must not contain bidirectional formatting characters (U+202E)")
+}
+
+func TestAPathOrQueryHoldingANULIs400(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/api/v1/tables?database=a%00b"},
+		{"GET", "/api/v1/tasks?about=a%00b"},
+		{"GET", "/api/v1/tables/name/a%00b"},
+		{"PATCH", "/api/v1/glossaries/name/g%00"},
+		{"DELETE", "/api/v1/mcpExecutions/a%00b"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := f.call(tc.method, tc.path, "")
+			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "NUL") {
+				t.Fatalf("%d %s, want 400 naming NUL", r.status, r.body)
+			}
+		})
+	}
+	if r := f.do("GET", "/api/v1/tables?database=a%00b", "", nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("without a token: %d, want 401 first", r.status)
+	}
 }
