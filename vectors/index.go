@@ -258,9 +258,8 @@ func (ix *Index) write(ctx context.Context, f func(store.SQL) error, apply func(
 	}
 	defer tx.Rollback()
 	db := tx.SQL()
-	// The generation row first: an entity write that removes vectors (a hard delete)
-	// takes vector rows and then this row, so a writer that took vector rows before it
-	// could wait on the entity write while holding what that write waits for.
+	// The generation row first, as a hard delete takes it (removeEntity): two writers
+	// that lock it and vector rows in the same order never wait on each other in a cycle.
 	g, err := bumpGeneration(ctx, db)
 	if err != nil {
 		return err

@@ -25,7 +25,16 @@ func Module() store.Module {
 }
 
 // removeEntity deletes an entity's vectors, every model's, and counts the write.
+// On PostgreSQL it locks the generation row before any vector row, in the order
+// Index.write takes them: the indexer runs outside the entity write lock, and a
+// hard delete that took vector rows first deadlocked with it rewriting the same
+// entity's vectors. SQLite has one writer and needs no order.
 func removeEntity(ctx context.Context, db store.SQL, entityID string) error {
+	if db.Dialect() == store.DialectPostgres {
+		if _, err := db.Exec(ctx, "SELECT 1 FROM vectors_state WHERE id = 1 FOR UPDATE"); err != nil {
+			return err
+		}
+	}
 	n, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1", entityID)
 	if err != nil || n == 0 {
 		return err
