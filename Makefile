@@ -59,11 +59,7 @@ e2e-postgres: deps
 	MERIDIAN_E2E_DRIVER=postgres $(GO) test -count=1 ./e2e/
 
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  pkg=$${t%%:*}; name=$${t##*:}; \
-	  echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)
 
 bench:
 	$(GO) run ./bench

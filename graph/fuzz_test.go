@@ -14,7 +14,7 @@ import (
 // nothing panics, every refusal is a client error (4xx) with a stable code, and every
 // answer is encoded.
 func FuzzQuery(f *testing.F) {
-	s := newTestService(f, Config{Work: 50_000, Timeout: 2 * time.Second}, chain(200))
+	s := newTestService(f, Config{Work: 20_000, Timeout: 250 * time.Millisecond}, chain(200))
 	for _, q := range []string{
 		"SELECT * WHERE { ?s ?p ?o } LIMIT 5",
 		"ASK { <http://example.org/e1> ?p ?o }",
