@@ -33,8 +33,15 @@ import (
 //     not in the store); for a literal it yields nothing, as a correct engine would for
 //     the pattern it guards.
 //
-// A property path whose start variable holds a literal is left as the engine evaluates
-// it (a path may legitimately start from a literal: zero length, or an inverse step).
+//   - every property path is evaluated by literalSafePath rather than goRDFlib's paths
+//     package, and a path whose start may be a literal (a literal constant, or a
+//     variable an earlier pattern may have bound to one) is turned around (`S P O` is
+//     `O ^P S`), since the engine drops a literal start but keeps a literal end; when
+//     both ends may be literals, the start is guarded as above (a path between two
+//     literals then finds nothing, where zero length would pair equal literals);
+//   - the pattern of each EXISTS and NOT EXISTS is planned with the variables of the
+//     filtered pattern taken as bound, since the engine evaluates it with each
+//     solution's bindings.
 func plan(q *sparql.ParsedQuery) {
 	if q == nil {
 		return
@@ -62,8 +69,10 @@ func planPattern(p sparql.Pattern, outer map[string]bool) sparql.Pattern {
 		x.Right = planPattern(x.Right, nil)
 	case *sparql.FilterPattern:
 		x.Pattern = planPattern(x.Pattern, nil)
+		planExists(x.Expr, union(outer, certainVars(x.Pattern)))
 	case *sparql.BindPattern:
 		x.Pattern = planPattern(x.Pattern, nil)
+		planExists(x.Expr, union(outer, certainVars(x.Pattern)))
 	case *sparql.MinusPattern:
 		x.Left = planPattern(x.Left, nil)
 		x.Right = planPattern(x.Right, nil)
@@ -73,6 +82,29 @@ func planPattern(p sparql.Pattern, outer map[string]bool) sparql.Pattern {
 		plan(x.Query)
 	}
 	return p
+}
+
+// planExists plans the patterns of the EXISTS and NOT EXISTS in e. The engine
+// evaluates such a pattern once per solution of the filtered pattern, with that
+// solution's bindings when the pattern is a basic graph pattern (bound, the variables
+// of outer, which may hold literals) and without them otherwise.
+func planExists(e sparql.Expr, outer map[string]bool) {
+	switch x := e.(type) {
+	case *sparql.ExistsExpr:
+		if _, ok := x.Pattern.(*sparql.BGP); !ok {
+			outer = nil
+		}
+		x.Pattern = planPattern(x.Pattern, outer)
+	case *sparql.BinaryExpr:
+		planExists(x.Left, outer)
+		planExists(x.Right, outer)
+	case *sparql.UnaryExpr:
+		planExists(x.Arg, outer)
+	case *sparql.FuncExpr:
+		for _, a := range x.Args {
+			planExists(a, outer)
+		}
+	}
 }
 
 // certainVars returns the variables bound in every solution of p (a subset is
@@ -90,6 +122,11 @@ func certainVars(p sparql.Pattern) map[string]bool {
 			if t.PredicatePath == nil && isVar(t.Predicate) {
 				out[t.Predicate] = true
 			}
+		}
+	case *sparql.ValuesPattern:
+		// A variable may be UNDEF in some rows: a guard on it is then slower, not wrong.
+		for _, v := range x.Vars {
+			out["?"+strings.TrimPrefix(v, "?")] = true
 		}
 	case *sparql.JoinPattern:
 		return union(certainVars(x.Left), certainVars(x.Right))
@@ -117,8 +154,10 @@ func isVar(s string) bool { return strings.HasPrefix(s, "?") }
 // planBGP orders a basic graph pattern's triples (free-ended paths after a pattern
 // binding an end) and guards the subjects that may hold literals.
 func planBGP(ts []sparql.Triple, outer map[string]bool) []sparql.Triple {
-	if len(ts) < 2 && len(outer) == 0 {
-		return ts
+	for i := range ts {
+		if ts[i].PredicatePath != nil {
+			ts[i].PredicatePath = literalSafePath{ts[i].PredicatePath}
+		}
 	}
 	bound := map[string]bool{}
 	for v := range outer {
@@ -144,7 +183,12 @@ func planBGP(ts []sparql.Triple, outer map[string]bool) []sparql.Triple {
 		}
 		t := rest[pick]
 		rest = append(rest[:pick], rest[pick+1:]...)
-		if t.PredicatePath == nil && isVar(t.Subject) && bound[t.Subject] && maybeLiteral[t.Subject] {
+		mayBeLiteral := func(v string) bool { return isLiteralTerm(v) || (isVar(v) && bound[v] && maybeLiteral[v]) }
+		if t.PredicatePath != nil && mayBeLiteral(t.Subject) && !isLiteralTerm(t.Object) {
+			// The engine drops a literal start: start from the other end instead.
+			t = invert(t)
+		}
+		if isVar(t.Subject) && bound[t.Subject] && maybeLiteral[t.Subject] {
 			out = append(out, literalGuard(t.Subject))
 			delete(maybeLiteral, t.Subject)
 		}
@@ -180,6 +224,27 @@ func boundLater(t sparql.Triple, i int, rest []sparql.Triple) bool {
 		}
 	}
 	return false
+}
+
+// invert returns the path triple `S P O` as `O ^P S`, the same pattern.
+func invert(t sparql.Triple) sparql.Triple {
+	return sparql.Triple{Subject: t.Object, Predicate: "^(" + t.Predicate + ")", Object: t.Subject,
+		PredicatePath: literalSafePath{paths.Inv(t.PredicatePath)}}
+}
+
+// isLiteralTerm reports whether a pattern term is a literal constant: quoted, a
+// number or a boolean.
+func isLiteralTerm(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch c := s[0]; {
+	case c == '"' || c == '\'':
+		return true
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.':
+		return true
+	}
+	return s == "true" || s == "false"
 }
 
 // literalGuard is `?v (<urn:meridian:never>)? ?v`: one solution for a bound IRI or

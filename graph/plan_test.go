@@ -88,3 +88,45 @@ func tValues(r *Result) string {
 	sort.Strings(out)
 	return strings.Join(out, " ")
 }
+
+// TestEmbeddedLiteralsAtPathEndsAndInExists checks the cases goRDFlib v0.1.5 answered
+// wrongly, against answers worked out by hand from the tree: a property path starting
+// at a literal (a constant, a variable bound to one, or the middle of a sequence), and
+// an EXISTS whose pattern uses a variable bound to a literal as a subject. Before the
+// fix, a literal start was evaluated as a free one (`"B" ^dct:identifier ?t` answered
+// all six concepts) and EXISTS { ?lit ?p ?o } was true.
+func TestEmbeddedLiteralsAtPathEndsAndInExists(t *testing.T) {
+	b := NewEmbedded()
+	if err := b.Load(context.Background(), conceptTree()); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, where string
+		want        string // the ?t values, sorted; IRIs by their local name, literals as text
+		rows        int
+	}{
+		{"constant literal through an inverse step", `"B" ^dct:identifier ?t`, "B", 1},
+		{"constant literal, zero or more", `"B" skos:broader* ?t`, "B", 1},
+		{"constant literal, one or more", `"B" skos:broader+ ?t`, "", 0},
+		{"bound literal, zero or more", `?x dct:identifier ?n . ?n skos:broader* ?t`, "A B C D X Y", 6},
+		{"bound literal, one or more", `?x dct:identifier ?n . ?n skos:broader+ ?t`, "", 0},
+		{"bound literal, forward step", `?x dct:identifier ?n . ?n ^skos:broader ?t`, "", 0},
+		{"bound literal through a sequence", `?x dct:identifier ?n . ?n (^dct:identifier)/skos:broader ?t`, "A B C X", 4},
+		{"literal bound by VALUES", `VALUES ?n { "B" } ?n skos:broader* ?t`, "B", 1},
+		{"literal in the middle of a sequence", `?t dct:identifier/^dct:identifier ?s . ?s dct:identifier "C"`, "C", 1},
+		{"path to a literal end, zero or more", `?t (^skos:broader)* "B"`, "B", 1},
+		{"literal to a literal end: found nothing, never every row", `?x dct:identifier ?n . ?n skos:broader* "B" BIND(?n AS ?t)`, "", 0},
+		{"EXISTS on a literal subject", `?x dct:identifier ?t FILTER EXISTS { ?t ?p ?o }`, "", 0},
+		{"NOT EXISTS on a literal subject", `?x dct:identifier ?t FILTER NOT EXISTS { ?t ?p ?o }`, "A B C D X Y", 6},
+		{"EXISTS on an IRI subject", `?t dct:identifier ?n FILTER EXISTS { ?t skos:broader ?o }`, "B C D Y", 4},
+		{"EXISTS with a path from a literal", `?x dct:identifier ?n FILTER EXISTS { ?n ^dct:identifier ?t . ?t skos:broader ?z } BIND(?x AS ?t)`, "B C D Y", 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := query(t, b, prologue()+"SELECT ?t WHERE { "+c.where+" }", Limits{})
+			if got := tValues(r); got != c.want || len(r.Rows) != c.rows {
+				t.Fatalf("got [%s] in %d rows, want [%s] in %d", got, len(r.Rows), c.want, c.rows)
+			}
+		})
+	}
+}
