@@ -28,6 +28,7 @@ func TestModule(t *testing.T) {
 		{"HourlyCeilingRefusesThenResetsOnTheHour", testHourlyCeiling},
 		{"WeeklyCeilingResetsOnMonday", testWeeklyCeiling},
 		{"UserCeilingCapsEachUser", testUserCeiling},
+		{"BackgroundSpendCountsAgainstNoCeiling", testBackgroundSpend},
 		{"SixteenConcurrentCallsNeverOverspend", testConcurrentEdge},
 		{"AFailedCallCostsNothing", testFailedCall},
 		{"AnotherServerSeesTheBudgetsAndTheSpend", testTwoServers},
@@ -359,4 +360,49 @@ func testTwoServers(t *testing.T, f *fixture) {
 	r.Done(false)
 	_, err = other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil)
 	wantCode(t, err, meridian.ETooManyRequests)
+}
+
+// testBackgroundSpend: the system's own work (the indexer's embeddings, metered without
+// an edge's attribution) is in the ledger, but a total ceiling counts only callers'
+// spend, in the live counters and in what another server reads from the table.
+func testBackgroundSpend(t *testing.T, f *fixture) {
+	if _, err := f.svc.PutBudgets(f.ctx, admin, []billing.RateLimit{{Window: billing.WindowDaily, Credits: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	background := context.Background()
+	f.svc.Record(background, billing.FeatureEmbeddings, "embed:hashing-v1", 500, nil) // 5 credits
+	ctx := as(alice, billing.AppMCP, "c 1", "")
+	f.mustCall(ctx, billing.FeatureMCPToolCalls, "x")
+	f.svc.Record(background, billing.FeatureEmbeddings, "embed:hashing-v1", 500, nil)
+	f.mustCall(ctx, billing.FeatureMCPToolCalls, "x")
+	wantCode(t, f.call(ctx, billing.FeatureMCPToolCalls, "x", false), meridian.ETooManyRequests)
+	var system int64
+	for _, e := range f.ledger() {
+		if e.App == billing.AppSystem {
+			system += e.Credits
+		}
+	}
+	if system != 10_000_000 {
+		t.Errorf("the ledger holds %d micro-credits of system spend, want 10 credits", system)
+	}
+	// A server that reads the day's spend from the table counts the same.
+	other, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: t.TempDir(), Plan: plan, Now: f.clock.Now, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	if _, err := other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil); meridian.ErrorCode(err) != meridian.ETooManyRequests {
+		t.Fatalf("another server: %v, want the ceiling reached by 2 credits of calls", err)
+	}
+	if _, err := f.svc.PutBudgets(f.ctx, admin, []billing.RateLimit{{Window: billing.WindowDaily, Credits: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ReloadBudgets(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil)
+	if err != nil {
+		t.Fatalf("the 3rd credit of calls, with 10 of system spend in the table: %v", err)
+	}
+	r.Done(false)
 }

@@ -92,9 +92,15 @@ func keyFor(b RateLimit, t time.Time, user string) counterKey {
 	return k
 }
 
+// capped reports whether spend through app counts against the ceilings. The system's
+// own background work (the semantic indexer's embeddings) is in the ledger, the pool
+// and every report, but no ceiling counts it: it is never refused, so counting it would
+// only refuse callers for work they did not ask for.
+func capped(app string) bool { return app != AppSystem }
+
 // countLocked adds delta micro-credits of e to the live counters it falls in.
 func (s *Service) countLocked(e Entry, delta int64) {
-	if delta == 0 || len(s.counters) == 0 {
+	if delta == 0 || len(s.counters) == 0 || !capped(e.App) {
 		return
 	}
 	t := time.UnixMilli(e.Ts)
@@ -182,15 +188,15 @@ func (s *Service) consumed(ctx context.Context, k counterKey) (int64, error) {
 	defer s.commitMu.Unlock()
 	var sum int64
 	err := s.read(ctx, func(db store.SQL) error {
-		q := "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_ledger WHERE ts >= $1 AND ts < $2"
-		args := []any{k.start, endMs}
+		q := "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_ledger WHERE ts >= $1 AND ts < $2 AND app <> $3"
+		args := []any{k.start, endMs, AppSystem}
 		if k.win != WindowHourly && k.win != WindowFourHours {
 			// Windows of whole UTC days read the daily rollup (no entry is later than now).
-			q = "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_daily WHERE day >= $1 AND day < $2"
-			args = []any{k.start / dayMs, dayDiv(endMs)}
+			q = "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM billing_daily WHERE day >= $1 AND day < $2 AND app <> $3"
+			args = []any{k.start / dayMs, dayDiv(endMs), AppSystem}
 		}
 		if k.user != "" {
-			q += " AND user_name = $3"
+			q += " AND user_name = $4"
 			args = append(args, k.user)
 		}
 		return db.QueryRow(ctx, q, args...).Scan(&sum)
@@ -198,7 +204,9 @@ func (s *Service) consumed(ctx context.Context, k counterKey) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	in := func(e Entry) bool { return e.Ts >= k.start && e.Ts < endMs && (k.user == "" || e.User == k.user) }
+	in := func(e Entry) bool {
+		return e.Ts >= k.start && e.Ts < endMs && (k.user == "" || e.User == k.user) && capped(e.App)
+	}
 	s.drainMu.Lock()
 	for _, e := range s.pending {
 		if in(e) {
