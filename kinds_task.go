@@ -103,9 +103,10 @@ func taskKinds() []*Kind {
 		{Name: KindTask, Collection: "tasks", Fields: []string{"owners", "followers", "tags", "domains"},
 			SoftDelete: true, NoLineage: true, DedicatedFlows: true,
 			Immutable:  []string{"createdBy", "createdAt", "type"},
-			Unanswered: []string{"assigneeNames", "createdByName", "aboutFQN", "aboutType", "applying"},
+			Unanswered: []string{"assigneeNames", "assigneeKeys", "createdByName", "aboutFQN", "aboutType", "applying"},
 			Filters: []Filter{{Param: "type", Field: "type"}, {Param: "status", Field: "status"},
 				{Param: "category", Field: "category"}, {Param: "assignee", Field: "assigneeNames"},
+				{Param: "assigneeKey", Field: "assigneeKeys"},
 				{Param: "createdBy", Field: "createdByName"}, {Param: "aboutEntity", Field: "aboutFQN"},
 				{Param: "aboutType", Field: "aboutType"}},
 			Prepare: prepareTask, Validate: validateTask,
@@ -163,12 +164,19 @@ func IsTaskCreator(p *Principal, e Entity) bool {
 	return p != nil && refIs(p, e["createdBy"])
 }
 
-// IsTaskAssignee reports whether p is one of the task's assignees.
+// IsTaskAssignee reports whether p is one of the task's assignees, or a direct member
+// of an assignee team.
 func IsTaskAssignee(p *Principal, e Entity) bool {
 	if p == nil || e == nil {
 		return false
 	}
 	for _, a := range listOf(e["assignees"]) {
+		if m, _ := a.(map[string]any); m != nil && m["type"] == KindTeam {
+			if id, _ := m["id"].(string); p.InTeam(id) {
+				return true
+			}
+			continue
+		}
 		if refIs(p, a) {
 			return true
 		}
@@ -192,10 +200,11 @@ func refIs(p *Principal, v any) bool {
 
 // prepareTask fills a task's derived fields: on create the creator (the calling
 // principal), createdAt, the default status (Open) and the category of its type; on
-// every write the assignees as full user references (a body may name them by user
-// name or by a reference with id or name), the comment count, and the hidden filter
-// fields (assignee names, creator name, the FQN and type of the entity it is about).
-// Errors: ENotFound for an assignee that is no user, EInvalid for a bad about link.
+// every write the assignees as full user or team references (a body may name a user by
+// name, or either by a reference with id or name), the comment count, and the hidden
+// filter fields (assignee names and type:id keys, creator name, the FQN and type of
+// the entity it is about). Errors: ENotFound for an assignee that is no user or team,
+// EInvalid for a bad about link.
 func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 	e := w.New
 	if w.Old == nil {
@@ -217,19 +226,21 @@ func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 		}
 	}
 	delete(e, "assigneeNames") // derived below, never taken from a body
+	delete(e, "assigneeKeys")
 	if v, ok := e["assignees"]; ok && v != nil {
 		list, ok := v.([]any)
 		if !ok {
-			return Errorf(EInvalid, "assignees must be a list of users")
+			return Errorf(EInvalid, "assignees must be a list of users and teams")
 		}
 		if len(list) > MaxTaskAssignees {
-			return Errorf(EInvalid, "assignees: at most %d users", MaxTaskAssignees)
+			return Errorf(EInvalid, "assignees: at most %d users and teams", MaxTaskAssignees)
 		}
 		out := make([]any, 0, len(list))
 		names := make([]any, 0, len(list))
+		keys := make([]any, 0, len(list))
 		seen := map[string]bool{}
 		for i, a := range list {
-			ref, err := userRef(ctx, c, a)
+			ref, err := assigneeRef(ctx, c, a)
 			if err != nil {
 				return Errorf(ErrorCode(err), "assignees[%d]: %s", i, ErrorMessage(err))
 			}
@@ -239,9 +250,11 @@ func prepareTask(ctx context.Context, c Catalog, w *Write) error {
 			seen[ref["id"].(string)] = true
 			out = append(out, ref)
 			names = append(names, ref["name"])
+			keys = append(keys, assigneeKey(ref))
 		}
 		e["assignees"] = out
 		e["assigneeNames"] = names
+		e["assigneeKeys"] = keys
 	}
 	if cb, _ := e["createdBy"].(map[string]any); cb != nil {
 		e["createdByName"], _ = cb["name"].(string)
@@ -280,16 +293,23 @@ func principalRef(p *Principal) map[string]any {
 	return ref
 }
 
-// userRef resolves an assignee, written as a user name or a reference with id or name,
-// to a full user reference. Errors: EInvalid (not a user), ENotFound.
-func userRef(ctx context.Context, c Catalog, v any) (map[string]any, error) {
+// assigneeRef resolves an assignee, written as a user name or a reference (type user,
+// the default, or team) with id or name, to a full reference. A team assignee stands
+// for each of its direct members. Errors: EInvalid (neither a user nor a team, or
+// deleted), ENotFound.
+func assigneeRef(ctx context.Context, c Catalog, v any) (map[string]any, error) {
 	var name, id string
+	kind := KindUser
 	switch x := v.(type) {
 	case string:
 		name = x
 	case map[string]any:
-		if t, _ := x["type"].(string); t != "" && t != KindUser {
-			return nil, Errorf(EInvalid, "an assignee must be a user, not a %s", t)
+		switch t, _ := x["type"].(string); t {
+		case "", KindUser:
+		case KindTeam:
+			kind = KindTeam
+		default:
+			return nil, Errorf(EInvalid, "an assignee must be a user or a team, not a %s", t)
 		}
 		id, _ = x["id"].(string)
 		name, _ = x["name"].(string)
@@ -297,28 +317,49 @@ func userRef(ctx context.Context, c Catalog, v any) (map[string]any, error) {
 			name, _ = x["fullyQualifiedName"].(string)
 		}
 	default:
-		return nil, Errorf(EInvalid, "an assignee is a user name or a user reference")
+		return nil, Errorf(EInvalid, "an assignee is a user name or a user or team reference")
 	}
 	var u Entity
 	var err error
 	switch {
 	case id != "":
-		u, err = c.Get(ctx, KindUser, id)
+		u, err = c.Get(ctx, kind, id)
 	case name != "":
-		u, err = c.GetByFQN(ctx, KindUser, QuoteName(name))
+		u, err = c.GetByFQN(ctx, kind, QuoteName(name))
 	default:
 		return nil, Errorf(EInvalid, "an assignee reference needs an id or a name")
 	}
 	if ErrorCode(err) == ENotFound {
-		return nil, Errorf(ENotFound, "user %s not found", firstOf(id, name))
+		return nil, Errorf(ENotFound, "%s %s not found", kind, firstOf(id, name))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if u.Deleted() {
-		return nil, Errorf(EInvalid, "user %s is deleted", u.Name())
+		return nil, Errorf(EInvalid, "%s %s is deleted", kind, u.Name())
 	}
-	return map[string]any{"id": u.ID(), "type": KindUser, "name": u.Name(), "fullyQualifiedName": u.FQN()}, nil
+	return map[string]any{"id": u.ID(), "type": kind, "name": u.Name(), "fullyQualifiedName": u.FQN()}, nil
+}
+
+// assigneeKey is the hidden assigneeKeys value of an assignee reference: its type and
+// id, so that a user and a team of the same name stay apart.
+func assigneeKey(ref map[string]any) string {
+	t, _ := ref["type"].(string)
+	id, _ := ref["id"].(string)
+	return t + ":" + id
+}
+
+// TaskAssigneeKeys returns the assigneeKeys values that stand for p: p itself and each
+// of its teams; a task assigned to any of them is assigned to p.
+func TaskAssigneeKeys(p *Principal) []string {
+	if p == nil || p.ID == "" {
+		return nil
+	}
+	keys := []string{KindUser + ":" + p.ID}
+	for _, t := range p.Teams {
+		keys = append(keys, KindTeam+":"+t)
+	}
+	return keys
 }
 
 func firstOf(a, b string) string {

@@ -22,6 +22,20 @@ type Principal struct {
 	IsBot     bool     // bot tokens
 	TokenType string   // BOT or PERSONAL_ACCESS
 	Scopes    []string // empty means every scope
+	Teams     []string // ids of the teams the user is a direct member of
+}
+
+// InTeam reports whether the principal is a direct member of the team with that id.
+func (p *Principal) InTeam(id string) bool {
+	if p == nil || id == "" {
+		return false
+	}
+	for _, t := range p.Teams {
+		if t == id {
+			return true
+		}
+	}
+	return false
 }
 
 // System is the engine's own principal: it seeds built-in data (the system test

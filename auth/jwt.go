@@ -298,10 +298,14 @@ func (a *Authority) Verify(ctx context.Context, raw string) (p *meridian.Princip
 // too, with isBot).
 const userKind = "user"
 
+// teamsRelation links a user to each team it is a member of.
+const teamsRelation = "teams"
+
 // currentUser checks that the token's user, found by the id the token carries, still
-// exists, is active and has the token's name, and takes the principal's roles from the
-// user entity, so that a role change or a deleted user takes effect at once for every
-// token already issued. It returns the kind of the user's entity.
+// exists, is active and has the token's name, and takes the principal's roles and
+// teams from the user entity, so that a role or membership change or a deleted user
+// takes effect at once for every token already issued. It returns the kind of the
+// user's entity.
 func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) (string, error) {
 	u, err := tx.Get(ctx, userKind, p.ID)
 	if meridian.ErrorCode(err) == meridian.ENotFound || (err == nil && (u.Deleted || u.Name != p.Name)) {
@@ -332,6 +336,16 @@ func currentUser(ctx context.Context, tx store.Tx, p *meridian.Principal) (strin
 	}
 	if doc.IsAdmin && !p.HasRole(meridian.RoleAdmin) {
 		p.Roles = append(p.Roles, meridian.RoleAdmin)
+	}
+	teams, err := tx.Relations(ctx, store.RelationQuery{FromID: p.ID, Type: teamsRelation})
+	if err != nil {
+		return "", err
+	}
+	p.Teams = p.Teams[:0]
+	for _, r := range teams {
+		if r.ToKind == meridian.KindTeam {
+			p.Teams = append(p.Teams, r.ToID)
+		}
 	}
 	return u.Kind, nil
 }

@@ -273,3 +273,38 @@ func TestOpenAPIListsTheTaskAndFeedEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskAssignedToATeamIsResolvedByAMember: a task assigned to a team is in each
+// member's assigned list and a member resolves it, as the memberships say when the
+// token is checked: carol joins after her token was issued and is seen at once; dave,
+// outside the team, is refused.
+func TestTaskAssignedToATeamIsResolvedByAMember(t *testing.T) {
+	w := newTaskWorld(t)
+	dave := w.s.user(t, "dave", "DataConsumer")
+	team := w.s.admin.must(http.StatusCreated, "POST", "/api/v1/teams", map[string]any{"name": "stewards", "teamType": "Group"})
+	task := w.alice.c.must(http.StatusCreated, "POST", "/api/v1/tasks", map[string]any{"type": "CustomTask", "about": w.link,
+		"assignees": []any{"bob"}, "description": "Review the orders table."})
+	id := str(task["id"])
+	w.alice.c.must(http.StatusOK, "PATCH", "/api/v1/tasks/"+id, ops(patchOp("replace", "/assignees",
+		[]any{map[string]any{"type": "team", "id": str(team["id"])}})))
+	assigned := func(c *client) int {
+		return len(list(c.must(http.StatusOK, "GET", "/api/v1/tasks/assigned", nil)["data"]))
+	}
+	if n := assigned(w.carol.c); n != 0 {
+		t.Fatalf("carol sees %d assigned tasks before joining", n)
+	}
+	expectError(t, w.carol.c.do("POST", "/api/v1/tasks/"+id+"/resolve", map[string]any{"resolutionType": "Approved"}, nil), 403, "")
+	w.s.admin.must(http.StatusOK, "PATCH", "/api/v1/teams/"+str(team["id"]), ops(patchOp("add", "/users",
+		[]any{map[string]any{"id": w.carol.id, "type": "user"}})))
+	if n := assigned(w.carol.c); n != 1 {
+		t.Fatalf("carol, a member, sees %d assigned tasks, want 1", n)
+	}
+	if n := assigned(dave.c); n != 0 {
+		t.Fatalf("dave sees %d", n)
+	}
+	expectError(t, dave.c.do("POST", "/api/v1/tasks/"+id+"/resolve", map[string]any{"resolutionType": "Approved"}, nil), 403, "")
+	resolved := w.carol.c.must(http.StatusOK, "POST", "/api/v1/tasks/"+id+"/resolve", map[string]any{"resolutionType": "Approved"})
+	if resolved["status"] != "Approved" {
+		t.Fatalf("resolved: %v", resolved["status"])
+	}
+}

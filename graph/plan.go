@@ -26,6 +26,7 @@ import (
 //     moved after the first pattern that binds one of its ends (a join is commutative,
 //     so the answer is the same, and the path is then evaluated from a bound end, which
 //     also saves reading the whole graph);
+//
 //   - before a plain triple pattern whose subject variable is bound by an earlier
 //     pattern of the same group (or by the group it is joined to) and may hold a
 //     literal, a guard `?s (<urn:meridian:never>)? ?s` is inserted: for a bound IRI or
@@ -39,6 +40,7 @@ import (
 //     `O ^P S`), since the engine drops a literal start but keeps a literal end; when
 //     both ends may be literals, the start is guarded as above (a path between two
 //     literals then finds nothing, where zero length would pair equal literals);
+//
 //   - the pattern of each EXISTS and NOT EXISTS is planned with the variables of the
 //     filtered pattern taken as bound, since the engine evaluates it with each
 //     solution's bindings.

@@ -30,8 +30,13 @@ func (s *server) taskRoutes(reg *meridian.Registry) []route {
 	listParams = append(listParams, paramRef("include"))
 	for _, f := range k.Filters {
 		desc := "Only tasks whose " + f.Param + " is this value."
-		if f.Param == "aboutEntity" {
+		switch f.Param {
+		case "aboutEntity":
 			desc = "Only tasks about the entity with this fully qualified name."
+		case "assignee":
+			desc = "Only tasks assigned to the user or team of this name."
+		case "assigneeKey":
+			desc = "Only tasks assigned to this user or team, written user:<id> or team:<id>."
 		}
 		listParams = append(listParams, queryParam(f.Param, desc, obj{"type": "string"}))
 	}

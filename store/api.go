@@ -67,7 +67,9 @@ type GetOptions struct {
 }
 
 // ListOptions select one page of a kind. Before and After are opaque cursors from an
-// earlier Page; Filters are the kind's list query parameters (Kind.Filters).
+// earlier Page; Filters are the kind's list query parameters (Kind.Filters). AnyOf
+// gives a parameter several values, any of which matches (a service listing what is
+// assigned to a user or to one of their teams); at most MaxAnyOf of them.
 type ListOptions struct {
 	Fields  string
 	Include Include
@@ -75,7 +77,11 @@ type ListOptions struct {
 	Before  string
 	After   string
 	Filters map[string]string
+	AnyOf   map[string][]string
 }
+
+// MaxAnyOf bounds the values of one ListOptions.AnyOf parameter.
+const MaxAnyOf = 1000
 
 // Page is one page of a list.
 type Page struct {

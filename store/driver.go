@@ -28,6 +28,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -77,11 +78,33 @@ type Cursor struct {
 
 // Condition restricts a list. With Prefix, the row FQN must start with Value plus a
 // dot. Otherwise the top-level document field Field must equal Value, or hold it as an
-// element when the field is an array.
+// element when the field is an array; with AnyOf (Value unused), equal or hold any of
+// its values (none matches nothing).
 type Condition struct {
 	Field  string
 	Value  string
 	Prefix bool
+	AnyOf  []string
+}
+
+// OrClause joins SQL conditions with OR, for a driver building a Condition's WHERE
+// clause: none matches no row.
+func OrClause(conds []string) string {
+	switch len(conds) {
+	case 0:
+		return "1 = 0"
+	case 1:
+		return conds[0]
+	}
+	return "(" + strings.Join(conds, " OR ") + ")"
+}
+
+// Values returns the values the field condition c accepts: AnyOf when set, else Value.
+func (c Condition) Values() []string {
+	if c.AnyOf != nil {
+		return c.AnyOf
+	}
+	return []string{c.Value}
 }
 
 // ListQuery selects one page of one kind, ordered by name then id. After and Before

@@ -224,7 +224,7 @@ func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string,
 	if q.Before, err = decodeCursor(o.Before); err != nil {
 		return Page{}, err
 	}
-	if q.Conditions, err = conditions(k, o.Filters); err != nil {
+	if q.Conditions, err = conditions(k, o.Filters, o.AnyOf); err != nil {
 		return Page{}, err
 	}
 	if o.Limit > 0 {

@@ -26,9 +26,15 @@ func checkID(id string) error {
 }
 
 // conditions turns list filters into driver conditions.
-func conditions(k *meridian.Kind, filters map[string]string) ([]Condition, error) {
+func conditions(k *meridian.Kind, filters map[string]string, anyOf map[string][]string) ([]Condition, error) {
 	var out []Condition
 	for _, f := range k.Filters {
+		if vs, ok := anyOf[f.Param]; ok && !f.Prefix {
+			if len(vs) > MaxAnyOf {
+				return nil, meridian.Errorf(meridian.EInvalid, "%s: at most %d values", f.Param, MaxAnyOf)
+			}
+			out = append(out, Condition{Field: f.Field, AnyOf: append([]string{}, vs...)})
+		}
 		v, ok := filters[f.Param]
 		if !ok || v == "" {
 			continue

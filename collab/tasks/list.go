@@ -31,10 +31,16 @@ const scanChunk = 500
 // MaxScan tasks per request; the page's total is then the number of matches found in
 // the tasks examined. Errors: EInvalid (bad filter, cursor, limit, fields, window).
 func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
+	return s.list(ctx, p, q, nil)
+}
+
+// list is List with anyOf, filters with several values of which any matches.
+func (s *Service) list(ctx context.Context, p *meridian.Principal, q Query, anyOf map[string][]string) (store.Page, error) {
 	o, err := options(q)
 	if err != nil {
 		return store.Page{}, err
 	}
+	o.AnyOf = anyOf
 	if o.Limit == 0 {
 		o.Limit = store.DefaultListLimit
 	}
@@ -176,13 +182,13 @@ func options(q Query) (store.ListOptions, error) {
 	return o, nil
 }
 
-// Assigned lists the open and closed tasks assigned to p. Errors: as List.
+// Assigned lists the open and closed tasks assigned to p or to one of p's teams.
+// Errors: as List.
 func (s *Service) Assigned(ctx context.Context, p *meridian.Principal, q Query) (store.Page, error) {
 	if p == nil {
 		return store.Page{}, meridian.Errorf(meridian.EUnauthorized, "Missing token")
 	}
-	q.Filters = withFilter(q.Filters, "assignee", p.Name)
-	return s.List(ctx, p, q)
+	return s.list(ctx, p, q, map[string][]string{"assigneeKey": meridian.TaskAssigneeKeys(p)})
 }
 
 // Created lists the tasks p created. Errors: as List.

@@ -31,6 +31,7 @@ func TestModule(t *testing.T) {
 		{"AClaimHoldsOffOtherResolves", testAClaimHoldsOffPatches},
 		{"TheCreatorNeverApprovesTheirOwnTask", testCreatorCannotApprove},
 		{"TaskOperationsNeedTheirPolicy", testTaskPolicy},
+		{"ATeamAssigneeStandsForItsMembers", testTeamAssignee},
 		{"PayloadsAreTypedPerTaskType", testPayloads},
 		{"TaskFormSchemasAreChecked", testTaskForms},
 		{"ListsFilterAndWindow", testLists},
@@ -391,7 +392,8 @@ func testPayloads(t *testing.T, f *fixture) {
 		{"about a missing entity", `{"type":"Suggestion","about":"<#E::table::svc.db.sch.nope>","payload":{"fieldPath":"description","suggestionType":"SuggestDescription","suggestedValue":"x"}}`, meridian.ENotFound},
 		{"an unknown type", `{"type":"Whatever"}`, meridian.EInvalid},
 		{"an unknown assignee", `{"type":"CustomTask","assignees":["zed"]}`, meridian.ENotFound},
-		{"a team assignee", `{"type":"CustomTask","assignees":[{"type":"team","name":"x"}]}`, meridian.EInvalid},
+		{"an unknown team assignee", `{"type":"CustomTask","assignees":[{"type":"team","name":"x"}]}`, meridian.ENotFound},
+		{"a glossary assignee", `{"type":"CustomTask","assignees":[{"type":"glossary","name":"x"}]}`, meridian.EInvalid},
 		{"created resolved", `{"type":"CustomTask","status":"Approved"}`, meridian.EInvalid},
 		{"glossary approval with a bad status", `{"type":"GlossaryApproval","about":"` + orders + `","payload":{"proposedStatus":"Maybe"}}`, meridian.EInvalid},
 		{"incident with a bad severity", `{"type":"IncidentResolution","payload":{"severity":"Severity9"}}`, meridian.EInvalid},
@@ -829,4 +831,54 @@ func TestFeedCallsOnAnAnnouncementAre400(t *testing.T) {
 		_, err = svc.GetThread(ctx, admin, "8342c8eb-6762-4fd7-87c2-7450623d226f")
 		wantCode(t, err, meridian.ENotFound)
 	})
+}
+
+// testTeamAssignee: a task assigned to a team is resolved by a direct member (the
+// principal's Teams, which the auth layer reads from the user's memberships) and is in
+// that member's assigned list; a user outside the team can do neither.
+func testTeamAssignee(t *testing.T, f *fixture) {
+	team := f.create("team", map[string]any{"name": "stewards", "teamType": "Group", "users": []any{f.carol.ID}})
+	carol := *f.carol
+	carol.Teams = []string{team.ID()}
+	created, err := f.svc.Create(f.ctx, f.alice, meridian.Entity{"type": "CustomTask",
+		"assignees": []any{map[string]any{"type": "team", "name": "stewards"}, "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := created.Entity
+	as := task["assignees"].([]any)
+	if len(as) != 2 || as[0].(map[string]any)["type"] != meridian.KindTeam || as[0].(map[string]any)["id"] != team.ID() {
+		t.Fatalf("assignees %v", as)
+	}
+	for _, hidden := range []string{"assigneeKeys", "assigneeNames"} {
+		if _, ok := task[hidden]; ok {
+			t.Errorf("%s answered", hidden)
+		}
+	}
+	assigned := func(p *meridian.Principal) []string {
+		t.Helper()
+		page, err := f.svc.Assigned(f.ctx, p, tasks.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range page.Data {
+			ids = append(ids, e.ID())
+		}
+		return ids
+	}
+	if got := assigned(&carol); len(got) != 1 || got[0] != task.ID() {
+		t.Errorf("carol's assigned list %v, want the team's task", got)
+	}
+	if got := assigned(f.bob); len(got) != 1 {
+		t.Errorf("bob's assigned list %v, want his task", got)
+	}
+	if got := assigned(f.carol); len(got) != 0 {
+		t.Errorf("carol without her teams sees %v", got)
+	}
+	_, err = f.svc.Resolve(f.ctx, f.carol, task.ID(), tasks.Resolution{Type: "Approved"})
+	wantCode(t, err, meridian.EForbidden) // not a member as far as this principal says
+	if _, err := f.svc.Resolve(f.ctx, &carol, task.ID(), tasks.Resolution{Type: "Approved"}); err != nil {
+		t.Fatalf("a member of the assignee team resolves: %v", err)
+	}
 }

@@ -272,7 +272,11 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 		if !fieldName.MatchString(c.Field) {
 			return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid filter field %q", c.Field)
 		}
-		where = append(where, fmt.Sprintf(fieldCond, args.add(c.Field), args.add(c.Value)))
+		var alts []string
+		for _, v := range c.Values() {
+			alts = append(alts, fmt.Sprintf(fieldCond, args.add(c.Field), args.add(v)))
+		}
+		where = append(where, store.OrClause(alts))
 	}
 	filter := ""
 	if len(where) > 0 {

@@ -247,8 +247,12 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 		if !fieldName.MatchString(c.Field) {
 			return nil, 0, meridian.Errorf(meridian.EInvalid, "Invalid filter field %q", c.Field)
 		}
-		where = append(where, fieldCond)
-		args = append(args, c.Field, c.Field, c.Value)
+		var alts []string
+		for _, v := range c.Values() {
+			alts = append(alts, fieldCond)
+			args = append(args, c.Field, c.Field, v)
+		}
+		where = append(where, store.OrClause(alts))
 	}
 	filter := ""
 	if len(where) > 0 {

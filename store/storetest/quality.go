@@ -44,6 +44,28 @@ func testSeedTestDefinitions(t *testing.T, f *Fixture) {
 			}
 		}
 	}
+	// AnyOf: any of several values of one parameter matches, ANDed with the filters.
+	count := func(o store.ListOptions) int {
+		t.Helper()
+		o.Limit = 0
+		page, err := f.E.List(f.Ctx, f.Admin, "testDefinition", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Total
+	}
+	byType := func(types ...string) int {
+		return count(store.ListOptions{AnyOf: map[string][]string{"entityType": types}, Filters: map[string]string{"testPlatform": "OpenMetadata"}})
+	}
+	table, column := byType("TABLE"), byType("COLUMN")
+	if both := byType("TABLE", "COLUMN", "NOPE"); table < 9 || column < 16 || both != table+column {
+		t.Errorf("AnyOf TABLE, COLUMN: %d; TABLE %d, COLUMN %d", both, table, column)
+	}
+	if none := byType(); none != 0 {
+		t.Errorf("AnyOf no value matched %d definitions, want none", none)
+	}
+	_, tooMany := f.E.List(f.Ctx, f.Admin, "testDefinition", store.ListOptions{AnyOf: map[string][]string{"entityType": make([]string, store.MaxAnyOf+1)}})
+	WantCode(t, tooMany, meridian.EInvalid)
 	d, err := f.E.Get(f.Ctx, f.Admin, "testDefinition", store.ByFQN("tableRowCountToBeBetween"), store.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
