@@ -40,6 +40,7 @@ func main() {
 type config struct {
 	n, samples, updates int
 	endpoint, out       string
+	graphIRI            string
 	seed                uint64
 }
 
@@ -51,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.samples, "samples", 200, "timed calls per operation")
 	fs.IntVar(&c.updates, "updates", 1000, "incremental updates timed")
 	fs.StringVar(&c.endpoint, "endpoint", "http://127.0.0.1:18890/sparql", "Virtuoso's SPARQL endpoint (scripts/start-virtuoso.sh); \"\" to skip")
+	fs.StringVar(&c.graphIRI, "graph", "urn:meridian:bench", "the named graph the bench owns on the server (its own graphs are emptied before and after)")
 	fs.StringVar(&c.out, "o", "", "report file (\"\" prints it)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the catalog and of the samples")
 	if err := fs.Parse(args); err != nil {
@@ -69,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Sprintf("%d triples, %d terms in the store", emb.Store().Len(), emb.Store().Terms())
 	}))
 	if c.endpoint != "" {
-		rc, err := remote.New(remote.Config{QueryEndpoint: c.endpoint, Graph: "urn:meridian:bench", Timeout: 120 * time.Second})
+		rc, err := remote.New(remote.Config{QueryEndpoint: c.endpoint, Graph: c.graphIRI, Timeout: 120 * time.Second})
 		if err == nil {
 			err = rc.Ping(ctx)
 		}
