@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,9 +139,10 @@ func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
 	return unavailable(b.route(ctx, nodes))
 }
 
-// anyHidden reports whether any node is hidden: without one, nothing needs routing.
+// anyHidden reports whether any node is hidden or any triple set aside in the deleted
+// graph: without either, nothing needs routing and nothing is in those graphs to remove.
 func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
-	return b.c.Ask(ctx, "ASK { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } }")
+	return b.c.Ask(ctx, "ASK { { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } } UNION { GRAPH "+IRI(b.deleted)+" { ?s ?p ?o } } }")
 }
 
 // Apply implements graph.Backend: the triples about the nodes owned by each removed
@@ -149,22 +151,30 @@ func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
 // first, so that every deletion names its subjects: a change costs index lookups on
 // those nodes, never a scan of the graph (Virtuoso plans a deletion that reaches its
 // subjects through a join with the owners graph as a scan of the whole visible graph).
-// A small delta is one query and one update request. Errors: GRAPH_UNAVAILABLE.
+// A small delta is two queries sent together and one update request. Errors:
+// GRAPH_UNAVAILABLE.
 func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	entities := append([]string(nil), d.Remove...)
 	for _, desc := range d.Put {
 		entities = append(entities, desc.Entity)
 	}
-	hiddenBefore, err := b.anyHidden(ctx)
-	if err != nil {
-		return unavailable(err)
-	}
+	var (
+		hiddenBefore bool
+		hiddenErr    error
+		done         = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		hiddenBefore, hiddenErr = b.anyHidden(ctx)
+	}()
 	owned, err := b.ownedNodes(ctx, entities)
-	if err != nil {
+	<-done
+	if err = cmp.Or(err, hiddenErr); err != nil {
 		return unavailable(err)
 	}
-	requests := b.removals(owned)
 	add := b.additions(d.Put)
+	requests := b.removals(owned, add.owns, hiddenBefore)
+	add.keepNewOwnerships(owned)
 	inserted := false
 	if add.total > 0 && add.total <= b.c.cfg.BatchTriples {
 		// A small insertion rides with the last removal: a small replace is one request.
@@ -178,7 +188,7 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 			}
 		}
 		requests = nil
-		err := b.c.Update(ctx, joinOps(append([]string{last}, add.ops()...)))
+		err := b.c.Update(ctx, joinOps(append([]string{last}, b.ops(add)...)))
 		switch {
 		case err == nil:
 			inserted = true
@@ -243,14 +253,14 @@ func (b *Backend) ownedNodes(ctx context.Context, entities []string) ([]ownershi
 
 // ownedBy is what a batch of entities owns.
 func (b *Backend) ownedBy(ctx context.Context, entities []string) ([]ownership, error) {
-	if len(entities) == 1 {
-		return b.ownedByOne(ctx, entities[0])
-	}
 	q := fmt.Sprintf("SELECT ?e ?s WHERE { VALUES ?e {%s } GRAPH %s { ?e %s ?s } }",
 		iriList(entities), IRI(b.ownerGraph), IRI(ownsIRI))
 	lr, err := b.c.Limited(ctx, q, ownedPage)
 	if err != nil {
 		return nil, err
+	}
+	if lr.Completeness == Truncated && len(entities) == 1 {
+		return b.ownedByOne(ctx, entities[0])
 	}
 	if lr.Completeness == Truncated {
 		half := len(entities) / 2
@@ -272,8 +282,8 @@ func (b *Backend) ownedBy(ctx context.Context, entities []string) ([]ownership, 
 	return out, nil
 }
 
-// ownedByOne is what one entity owns, ownedPage nodes a query in the order of their
-// IRIs' text.
+// ownedByOne is what one entity that owns more than ownedPage nodes owns, ownedPage
+// nodes a query in the order of their IRIs' text.
 func (b *Backend) ownedByOne(ctx context.Context, entity string) ([]ownership, error) {
 	var out []ownership
 	after := ""
@@ -347,19 +357,33 @@ func iriList(iris []string) string {
 // removalNodes is how many nodes one removal request names.
 const removalNodes = 500
 
-// removals are the update requests that delete the triples about the owned nodes (from
-// the visible, deleted and hidden graphs) and the ownerships themselves, removalNodes
-// ownerships a request. Every pattern has its subject bound by VALUES.
-func (b *Backend) removals(owned []ownership) []string {
+// removals are the update requests that delete the triples about the owned nodes and
+// the ownerships that kept (the new descriptions' ownerships) does not hold,
+// removalNodes ownerships a request. Every pattern has its subject bound by VALUES.
+// The deleted and hidden graphs are cleaned only when aside is set (they hold
+// something).
+func (b *Backend) removals(owned []ownership, kept map[ownership]bool, aside bool) []string {
 	owns := rdf.NewURIRefUnsafe(ownsIRI)
 	var out []string
+	perRequest := removalNodes
 	for len(owned) > 0 {
-		pairs := make([]rdf.Triple, min(removalNodes, len(owned)))
-		for i, o := range owned[:len(pairs)] {
-			pairs[i] = rdf.Triple{Subject: rdf.NewURIRefUnsafe(o.entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(o.node)}
+		var pairs []rdf.Triple
+		n := min(perRequest, len(owned))
+		for _, o := range owned[:n] {
+			if !kept[o] {
+				pairs = append(pairs, rdf.Triple{Subject: rdf.NewURIRefUnsafe(o.entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(o.node)})
+			}
 		}
-		// The request names as many ownerships as its text holds within maxBatchBytes.
-		forget, n := dataUpdate("DELETE DATA", b.ownerGraph, pairs)
+		forget := ""
+		if len(pairs) > 0 {
+			var used int
+			forget, used = dataUpdate("DELETE DATA", b.ownerGraph, pairs)
+			if used < len(pairs) {
+				// The ownerships' text would pass maxBatchBytes: name fewer nodes.
+				perRequest = max(1, n*used/len(pairs))
+				continue
+			}
+		}
 		seen := map[string]bool{}
 		var nodes []string
 		for _, o := range owned[:n] {
@@ -369,14 +393,20 @@ func (b *Backend) removals(owned []ownership) []string {
 			}
 		}
 		values := iriList(nodes)
+		graphs := []string{b.live}
+		if aside {
+			graphs = append(graphs, b.deleted)
+		}
 		var ops []string
-		for _, g := range []string{b.live, b.deleted} {
+		for _, g := range graphs {
 			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } WHERE { VALUES ?s {%[2]s } GRAPH %[1]s { ?s ?p ?o } }",
 				IRI(g), values))
 		}
-		ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s %[2]s ?x } } WHERE { VALUES ?s {%[3]s } GRAPH %[1]s { ?s %[2]s ?x } }",
-			IRI(b.hiddenGraph), IRI(hiddenIRI), values), forget)
-		out = append(out, joinOps(ops))
+		if aside {
+			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s %[2]s ?x } } WHERE { VALUES ?s {%[3]s } GRAPH %[1]s { ?s %[2]s ?x } }",
+				IRI(b.hiddenGraph), IRI(hiddenIRI), values))
+		}
+		out = append(out, joinOps(append(ops, forget)))
 		owned = owned[n:]
 	}
 	return out
@@ -393,12 +423,15 @@ func joinOps(ops []string) string {
 	return strings.Join(kept, " ;\n")
 }
 
-// addition is what inserting descriptions adds: the triples bound for each graph, the
-// subject nodes inserted (which route must see) and the number of triples.
+// addition is what inserting descriptions adds: the triples bound for the hidden,
+// visible and deleted graphs, the ownerships of their subject nodes (owns holds them
+// too), and those nodes, which route must see.
 type addition struct {
-	parts []graphTriples
-	nodes []string
-	total int
+	parts  []graphTriples
+	owners []ownership
+	owns   map[ownership]bool
+	nodes  []string
+	total  int
 }
 
 // graphTriples are triples bound for one graph.
@@ -411,11 +444,10 @@ type graphTriples struct {
 // ones into the deleted graph with their nodes marked hidden, and the ownership of their
 // subject nodes into the owners graph.
 func (b *Backend) additions(descs []graph.Description) addition {
-	var live, deleted, owners, hidden []rdf.Triple
-	var nodes []string
-	owns, mark, yes := rdf.NewURIRefUnsafe(ownsIRI), rdf.NewURIRefUnsafe(hiddenIRI), rdf.NewLiteral(true)
+	var live, deleted, hidden []rdf.Triple
+	a := addition{owns: map[ownership]bool{}}
+	mark, yes := rdf.NewURIRefUnsafe(hiddenIRI), rdf.NewLiteral(true)
 	for _, d := range descs {
-		seen := map[string]bool{}
 		for _, t := range d.Triples {
 			tr, ok := toRDFTriple(t)
 			if !ok {
@@ -426,30 +458,59 @@ func (b *Backend) additions(descs []graph.Description) addition {
 			} else {
 				live = append(live, tr)
 			}
-			if t.S.Kind == graph.KindIRI && !seen[t.S.Value] {
-				seen[t.S.Value] = true
-				owners = append(owners, rdf.Triple{Subject: rdf.NewURIRefUnsafe(d.Entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(t.S.Value)})
-				nodes = append(nodes, t.S.Value)
+			if o := (ownership{d.Entity, t.S.Value}); t.S.Kind == graph.KindIRI && !a.owns[o] {
+				a.owns[o] = true
+				a.owners = append(a.owners, o)
+				a.nodes = append(a.nodes, t.S.Value)
 				if d.Deleted {
 					hidden = append(hidden, rdf.Triple{Subject: rdf.NewURIRefUnsafe(t.S.Value), Predicate: mark, Object: yes})
 				}
 			}
 		}
 	}
-	a := addition{nodes: nodes}
-	for _, part := range []graphTriples{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}, {b.ownerGraph, owners}} {
+	for _, part := range []graphTriples{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}} {
 		if len(part.triples) > 0 {
 			a.parts = append(a.parts, part)
 			a.total += len(part.triples)
 		}
 	}
+	a.total += len(a.owners)
 	return a
 }
 
+// keepNewOwnerships leaves out of the addition the ownerships already held.
+func (a *addition) keepNewOwnerships(held []ownership) {
+	has := make(map[ownership]bool, len(held))
+	for _, o := range held {
+		has[o] = true
+	}
+	kept := a.owners[:0]
+	for _, o := range a.owners {
+		if !has[o] {
+			kept = append(kept, o)
+		}
+	}
+	a.total -= len(a.owners) - len(kept)
+	a.owners = kept
+}
+
+// all is every part of the addition, the ownerships' included.
+func (a addition) all(ownerGraph string) []graphTriples {
+	if len(a.owners) == 0 {
+		return a.parts
+	}
+	owns := rdf.NewURIRefUnsafe(ownsIRI)
+	ts := make([]rdf.Triple, len(a.owners))
+	for i, o := range a.owners {
+		ts[i] = rdf.Triple{Subject: rdf.NewURIRefUnsafe(o.entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(o.node)}
+	}
+	return append(a.parts[:len(a.parts):len(a.parts)], graphTriples{ownerGraph, ts})
+}
+
 // ops are the INSERT DATA operations of a small addition, one a graph.
-func (a addition) ops() []string {
+func (b *Backend) ops(a addition) []string {
 	var out []string
-	for _, part := range a.parts {
+	for _, part := range a.all(b.ownerGraph) {
 		text, _ := dataUpdate("INSERT DATA", part.graph, part.triples)
 		out = append(out, text)
 	}
@@ -459,7 +520,7 @@ func (a addition) ops() []string {
 // post loads an addition in batches (by the Graph Store protocol when the server has
 // one).
 func (b *Backend) post(ctx context.Context, a addition) error {
-	for _, part := range a.parts {
+	for _, part := range a.all(b.ownerGraph) {
 		if err := b.c.PostTriples(ctx, part.graph, part.triples); err != nil {
 			return err
 		}
@@ -472,7 +533,7 @@ func (b *Backend) post(ctx context.Context, a addition) error {
 func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]string, error) {
 	a := b.additions(descs)
 	if a.total > 0 && a.total <= b.c.cfg.BatchTriples {
-		if err := b.c.Update(ctx, joinOps(a.ops())); err == nil || !tooBig(err) {
+		if err := b.c.Update(ctx, joinOps(b.ops(a))); err == nil || !tooBig(err) {
 			return a.nodes, err
 		}
 	}

@@ -38,7 +38,8 @@ func (b *Backend) Edges(ctx context.Context, nodes []string, limit int, includeD
 	}
 	// Rows that are skipped, repeated or hidden do not count: ask again for more while
 	// the server had more rows than were asked for.
-	ask := limit
+	// Each node was reached by at least one triple already seen, which comes back.
+	ask := min(graph.MaxRows, 2*limit+len(nodes))
 	for {
 		lr, err := b.c.Limited(ctx, q, ask)
 		if err != nil {
