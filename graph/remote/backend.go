@@ -129,14 +129,14 @@ func (b *Backend) Reset(ctx context.Context) error {
 // for older triples. Errors: GRAPH_UNAVAILABLE.
 func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
 	b = b.target()
-	nodes, err := b.insert(ctx, descs)
+	add, err := b.insert(ctx, descs)
 	if err != nil {
 		return unavailable(err)
 	}
 	if hidden, err := b.anyHidden(ctx); err != nil || !hidden {
 		return unavailable(err)
 	}
-	return unavailable(b.route(ctx, nodes))
+	return unavailable(b.send(ctx, b.routing(add.nodes, add.hidden)))
 }
 
 // anyHidden reports whether any node is hidden or any triple set aside in the deleted
@@ -172,12 +172,27 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	if err = cmp.Or(err, hiddenErr); err != nil {
 		return unavailable(err)
 	}
+	old := make([]string, len(owned))
+	for i, o := range owned {
+		old[i] = o.node
+	}
+	var wasHidden []string
+	if hiddenBefore {
+		if wasHidden, err = b.hiddenAmong(ctx, old); err != nil {
+			return unavailable(err)
+		}
+	}
 	add := b.additions(d.Put)
 	requests := b.removals(owned, add.owns, hiddenBefore)
 	add.keepNewOwnerships(owned)
+	var routing []string
+	if hiddenBefore || len(add.hidden) > 0 {
+		routing = b.routing(append(old, add.nodes...), append(wasHidden, add.hidden...))
+	}
 	inserted := false
 	if add.total > 0 && add.total <= b.c.cfg.BatchTriples {
-		// A small insertion rides with the last removal: a small replace is one request.
+		// A small insertion rides with the last removal, and a short routing after it:
+		// a small replace is one request.
 		last := ""
 		if n := len(requests); n > 0 {
 			last, requests = requests[n-1], requests[:n-1]
@@ -188,15 +203,22 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 			}
 		}
 		requests = nil
-		err := b.c.Update(ctx, joinOps(append([]string{last}, b.ops(add)...)))
+		ops := append([]string{last}, b.ops(add)...)
+		if len(routing) <= routingOps {
+			ops, routing = append(ops, routing...), nil
+		}
+		err := b.c.Update(ctx, joinOps(ops))
 		switch {
 		case err == nil:
 			inserted = true
 		case !tooBig(err):
 			return unavailable(err)
 		case last != "":
-			// Too big to compile at once: remove, then load in batches.
+			// Too big to compile at once: remove, then load in batches and route.
 			requests = []string{last}
+			fallthrough
+		default:
+			routing = b.routing(append(old, add.nodes...), append(wasHidden, add.hidden...))
 		}
 	}
 	for _, r := range requests {
@@ -209,24 +231,30 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 			return unavailable(err)
 		}
 	}
-	if !hiddenBefore && !anyDeleted(d.Put) {
+	if !hiddenBefore && len(add.hidden) == 0 {
 		return nil // no node was or is hidden: nothing to route
 	}
-	old := make([]string, len(owned))
-	for i, o := range owned {
-		old[i] = o.node
-	}
-	return unavailable(b.route(ctx, append(old, add.nodes...)))
+	return unavailable(b.send(ctx, routing))
 }
 
-// anyDeleted reports whether a description is soft-deleted.
-func anyDeleted(descs []graph.Description) bool {
-	for _, d := range descs {
-		if d.Deleted {
-			return true
+// hiddenAmong are the nodes that are hidden, removalNodes a query.
+func (b *Backend) hiddenAmong(ctx context.Context, nodes []string) ([]string, error) {
+	var out []string
+	for len(nodes) > 0 {
+		n := min(removalNodes, len(nodes))
+		q := fmt.Sprintf("SELECT ?s WHERE { VALUES ?s {%s } GRAPH %s { ?s %s ?x } }", iriList(nodes[:n]), IRI(b.hiddenGraph), IRI(hiddenIRI))
+		lr, err := b.c.Limited(ctx, q, graph.MaxRows)
+		if err != nil {
+			return nil, err
 		}
+		for _, row := range lr.Result.Bindings {
+			if u, ok := row["s"].(rdf.URIRef); ok {
+				out = append(out, u.Value())
+			}
+		}
+		nodes = nodes[n:]
 	}
-	return false
+	return out, nil
 }
 
 // ownership is one node an entity owns.
@@ -306,40 +334,58 @@ func (b *Backend) ownedByOne(ctx context.Context, entity string) ([]ownership, e
 	}
 }
 
-// route moves the triples that mention nodes to the graph they belong in: a visible
-// triple whose subject or object is hidden goes to the deleted graph, a triple of the
-// deleted graph whose subject and object are both visible comes back. nodes are the
-// nodes whose visibility may have changed, and the subjects just inserted.
-func (b *Backend) route(ctx context.Context, nodes []string) error {
+// routing are the operations that move the triples that mention nodes to the graph
+// they belong in: a visible triple whose subject or object is hidden goes to the
+// deleted graph, a triple of the deleted graph whose subject and object are both
+// visible comes back. nodes are the subjects just inserted and those just removed
+// (run after the insertion); changed are the nodes whose
+// visibility may have changed (hidden before or now). Only a changed node can hide
+// the triples about it or those pointing at it, or bring triples back: for the other
+// nodes the one thing to do is to hide the new triples that point at a hidden node.
+//
+// A pattern bound by its object matches the visible and the deleted graph together
+// (GRAPH ?g and a test on its name; moving a triple already where it belongs changes
+// nothing): in a constant graph Virtuoso may plan it as a scan of that graph, as
+// Backend.Edges explains.
+func (b *Backend) routing(nodes, changed []string) []string {
 	live, del, hid, mark := IRI(b.live), IRI(b.deleted), IRI(b.hiddenGraph), IRI(hiddenIRI)
+	both := "FILTER(STR(?g) IN (" + Term(rdf.NewLiteral(b.live)) + ", " + Term(rdf.NewLiteral(b.deleted)) + "))"
+	move := func(from, to, where string, values []string) string {
+		return fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } INSERT { GRAPH %[2]s { ?s ?p ?o } } WHERE { "+where+" }",
+			from, to, iriList(values), hid, mark, both, live, del)
+	}
+	var ops []string
 	for len(nodes) > 0 {
 		n := min(200, len(nodes))
-		values := iriList(nodes[:n])
-		hide := []string{
-			// A visible triple whose subject is hidden,
-			"VALUES ?s {%[3]s } GRAPH %[4]s { ?s %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
-			// or whose object is,
-			"VALUES ?s {%[3]s } GRAPH %[1]s { ?s ?p ?o } GRAPH %[4]s { ?o %[5]s ?x }",
-			"VALUES ?o {%[3]s } GRAPH %[4]s { ?o %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
-		}
-		show := []string{
+		// A visible triple whose object is hidden.
+		ops = append(ops, move(live, del, "VALUES ?s {%[3]s } GRAPH %[7]s { ?s ?p ?o } GRAPH %[4]s { ?o %[5]s ?x }", nodes[:n]))
+		nodes = nodes[n:]
+	}
+	for len(changed) > 0 {
+		n := min(200, len(changed))
+		ops = append(ops,
+			// A visible triple whose subject or object is hidden,
+			move(live, del, "VALUES ?s {%[3]s } GRAPH %[7]s { ?s ?p ?o } GRAPH %[4]s { ?s %[5]s ?x }", changed[:n]),
+			move(live, del, "VALUES ?o {%[3]s } GRAPH ?g { ?s ?p ?o } %[6]s GRAPH %[4]s { ?o %[5]s ?x }", changed[:n]),
 			// and a hidden triple whose subject and object are both visible.
-			"VALUES ?s {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
-			"VALUES ?o {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
-		}
-		var ops []string
-		for _, w := range hide {
-			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } INSERT { GRAPH %[2]s { ?s ?p ?o } } WHERE { "+w+" }",
-				live, del, values, hid, mark))
-		}
-		for _, w := range show {
-			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[2]s { ?s ?p ?o } } INSERT { GRAPH %[1]s { ?s ?p ?o } } WHERE { "+w+" }",
-				live, del, values, hid, mark))
-		}
-		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err != nil {
+			move(del, live, "VALUES ?s {%[3]s } GRAPH %[8]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }", changed[:n]),
+			move(del, live, "VALUES ?o {%[3]s } GRAPH ?g { ?s ?p ?o } %[6]s FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }", changed[:n]))
+		changed = changed[n:]
+	}
+	return ops
+}
+
+// routingOps is how many routing operations one request carries.
+const routingOps = 10
+
+// send sends update operations, routingOps a request.
+func (b *Backend) send(ctx context.Context, ops []string) error {
+	for len(ops) > 0 {
+		n := min(routingOps, len(ops))
+		if err := b.c.Update(ctx, joinOps(ops[:n])); err != nil {
 			return err
 		}
-		nodes = nodes[n:]
+		ops = ops[n:]
 	}
 	return nil
 }
@@ -425,13 +471,14 @@ func joinOps(ops []string) string {
 
 // addition is what inserting descriptions adds: the triples bound for the hidden,
 // visible and deleted graphs, the ownerships of their subject nodes (owns holds them
-// too), and those nodes, which route must see.
+// too), and those nodes, which routing must see (hidden: those of soft-deleted
+// descriptions).
 type addition struct {
-	parts  []graphTriples
-	owners []ownership
-	owns   map[ownership]bool
-	nodes  []string
-	total  int
+	parts         []graphTriples
+	owners        []ownership
+	owns          map[ownership]bool
+	nodes, hidden []string
+	total         int
 }
 
 // graphTriples are triples bound for one graph.
@@ -464,6 +511,7 @@ func (b *Backend) additions(descs []graph.Description) addition {
 				a.nodes = append(a.nodes, t.S.Value)
 				if d.Deleted {
 					hidden = append(hidden, rdf.Triple{Subject: rdf.NewURIRefUnsafe(t.S.Value), Predicate: mark, Object: yes})
+					a.hidden = append(a.hidden, t.S.Value)
 				}
 			}
 		}
@@ -528,16 +576,16 @@ func (b *Backend) post(ctx context.Context, a addition) error {
 	return nil
 }
 
-// insert adds descriptions, in one request when they are few. It returns the subject
-// nodes inserted, which route must see.
-func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]string, error) {
+// insert adds descriptions, in one request when they are few. It returns what it
+// added, whose nodes routing must see.
+func (b *Backend) insert(ctx context.Context, descs []graph.Description) (addition, error) {
 	a := b.additions(descs)
 	if a.total > 0 && a.total <= b.c.cfg.BatchTriples {
 		if err := b.c.Update(ctx, joinOps(b.ops(a))); err == nil || !tooBig(err) {
-			return a.nodes, err
+			return a, err
 		}
 	}
-	return a.nodes, b.post(ctx, a)
+	return a, b.post(ctx, a)
 }
 
 // Query implements graph.Backend for a query that passed graph.Check: it runs on the
