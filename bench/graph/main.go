@@ -103,6 +103,7 @@ type column struct {
 	heap               uint64
 	memNote, note      string
 	updateRate         float64
+	batchRate          float64 // updates a second, updateBatch a Apply
 	ops                []timing
 	completeness       map[string]string
 	neighbourhoodEdges float64
@@ -146,20 +147,35 @@ func measure(ctx context.Context, c config, name string, b graph.Backend, cat *c
 	col.note = about()
 	logf("%s: built in %s (%s)", name, col.build.Round(time.Millisecond), col.note)
 
-	// Incremental updates: one description replaced per Apply, as the outbox consumer does.
+	// Incremental updates: one description replaced per Apply, as the outbox consumer
+	// does for one event, then updateBatch per Apply, as it does for a subtree.
 	rng := rand.New(rand.NewPCG(c.seed, 7))
-	start = time.Now()
-	for i := 0; i < c.updates; i++ {
+	revise := func(i int) graph.Description {
 		d := cat.descs[cat.tables[rng.IntN(len(cat.tables))]]
 		d.Triples = append(append([]graph.Triple(nil), d.Triples...), graph.Triple{S: graph.IRI(d.Entity),
 			P: graph.IRI(graph.NSMer + "benchRevision"), O: graph.Literal(strconv.Itoa(i))})
-		if err := b.Apply(ctx, graph.Delta{Put: []graph.Description{d}}); err != nil {
-			col.failed = "apply: " + err.Error()
-			return col
-		}
+		return d
 	}
-	col.updateRate = float64(c.updates) / time.Since(start).Seconds()
-	logf("%s: %.0f updates/s", name, col.updateRate)
+	for _, per := range []int{1, updateBatch} {
+		start = time.Now()
+		for i := 0; i < c.updates; i += per {
+			var delta graph.Delta
+			for k := i; k < min(i+per, c.updates); k++ {
+				delta.Put = append(delta.Put, revise(k))
+			}
+			if err := b.Apply(ctx, delta); err != nil {
+				col.failed = "apply: " + err.Error()
+				return col
+			}
+		}
+		rate := float64(c.updates) / time.Since(start).Seconds()
+		if per == 1 {
+			col.updateRate = rate
+		} else {
+			col.batchRate = rate
+		}
+		logf("%s: %.0f updates/s, %d a Apply", name, rate, per)
+	}
 
 	sync := graph.NewSync(meridian.DefaultRegistry(), nil, b, nil)
 	sync.MarkReady()
@@ -212,6 +228,9 @@ func measure(ctx context.Context, c config, name string, b graph.Backend, cat *c
 	}
 	return col
 }
+
+// updateBatch is how many descriptions one Apply replaces in the batched update run.
+const updateBatch = 20
 
 // timeOp runs call samples times after a tenth as many warm-ups.
 func timeOp(name string, call func() (string, error), samples int) timing {
