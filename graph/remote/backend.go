@@ -151,7 +151,8 @@ func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
 // first, so that every deletion names its subjects: a change costs index lookups on
 // those nodes, never a scan of the graph (Virtuoso plans a deletion that reaches its
 // subjects through a join with the owners graph as a scan of the whole visible graph).
-// A small delta is two queries sent together and one update request. Errors:
+// A small delta is two queries sent together (and, when some node is hidden, a third
+// for which of the entities' nodes are) and one update request. Errors:
 // GRAPH_UNAVAILABLE.
 func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	entities := append([]string(nil), d.Remove...)
@@ -189,7 +190,7 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 	if hiddenBefore || len(add.hidden) > 0 {
 		routing = b.routing(append(old, add.nodes...), append(wasHidden, add.hidden...))
 	}
-	inserted := false
+	inserted, routed := false, len(routing) == 0
 	if add.total > 0 && add.total <= b.c.cfg.BatchTriples {
 		// A small insertion rides with the last removal, and a short routing after it:
 		// a small replace is one request.
@@ -204,21 +205,19 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 		}
 		requests = nil
 		ops := append([]string{last}, b.ops(add)...)
-		if len(routing) <= routingOps {
-			ops, routing = append(ops, routing...), nil
+		withRouting := len(routing) <= routingOps
+		if withRouting {
+			ops = append(ops, routing...)
 		}
 		err := b.c.Update(ctx, joinOps(ops))
 		switch {
 		case err == nil:
-			inserted = true
+			inserted, routed = true, routed || withRouting
 		case !tooBig(err):
 			return unavailable(err)
 		case last != "":
 			// Too big to compile at once: remove, then load in batches and route.
 			requests = []string{last}
-			fallthrough
-		default:
-			routing = b.routing(append(old, add.nodes...), append(wasHidden, add.hidden...))
 		}
 	}
 	for _, r := range requests {
@@ -231,8 +230,8 @@ func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
 			return unavailable(err)
 		}
 	}
-	if !hiddenBefore && len(add.hidden) == 0 {
-		return nil // no node was or is hidden: nothing to route
+	if routed {
+		return nil
 	}
 	return unavailable(b.send(ctx, routing))
 }
@@ -337,9 +336,9 @@ func (b *Backend) ownedByOne(ctx context.Context, entity string) ([]ownership, e
 // routing are the operations that move the triples that mention nodes to the graph
 // they belong in: a visible triple whose subject or object is hidden goes to the
 // deleted graph, a triple of the deleted graph whose subject and object are both
-// visible comes back. nodes are the subjects just inserted and those just removed
-// (run after the insertion); changed are the nodes whose
-// visibility may have changed (hidden before or now). Only a changed node can hide
+// visible comes back, run after the insertion. nodes are the subjects just inserted
+// and those just removed; changed are the nodes whose visibility may have changed
+// (hidden before or now). Only a changed node can hide
 // the triples about it or those pointing at it, or bring triples back: for the other
 // nodes the one thing to do is to hide the new triples that point at a hidden node.
 //

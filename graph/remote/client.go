@@ -297,8 +297,9 @@ func (c *Client) do(ctx context.Context, endpoint, contentType, accept string, b
 		// Virtuoso answers late on a connection it has already answered on: a query
 		// whose answer is a few dozen kilobytes took 45–60 ms on a reused connection
 		// and 11–20 ms on a new one (measured with Go and with curl on loopback), so
-		// each request to it has its own connection.
-		req.Close = c.IsVirtuoso()
+		// each query to it has its own connection. Updates, whose answers are short,
+		// keep theirs.
+		req.Close = c.IsVirtuoso() && contentType == mediaForm
 		if authz != "" {
 			req.Header.Set("Authorization", authz)
 		}

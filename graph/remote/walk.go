@@ -36,9 +36,9 @@ func (b *Backend) Edges(ctx context.Context, nodes []string, limit int, includeD
 	for _, n := range nodes {
 		isNode[n] = true
 	}
-	// Rows that are skipped, repeated or hidden do not count: ask again for more while
-	// the server had more rows than were asked for.
-	// Each node was reached by at least one triple already seen, which comes back.
+	// Rows that are skipped, repeated or hidden do not count (each node was reached by
+	// a triple already seen, which comes back): ask for twice the rows wanted, and ask
+	// again for more while the server had more rows than were asked for.
 	ask := min(graph.MaxRows, 2*limit+len(nodes))
 	for {
 		lr, err := b.c.Limited(ctx, q, ask)
