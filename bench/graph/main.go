@@ -148,7 +148,8 @@ func measure(ctx context.Context, c config, name string, b graph.Backend, cat *c
 	logf("%s: built in %s (%s)", name, col.build.Round(time.Millisecond), col.note)
 
 	// Incremental updates: one description replaced per Apply, as the outbox consumer
-	// does for one event, then updateBatch per Apply, as it does for a subtree.
+	// does for one event, then updateBatch per Apply, as it does (up to 200) for the
+	// entities below a deleted or restored one and for a hard delete's referrers.
 	rng := rand.New(rand.NewPCG(c.seed, 7))
 	revise := func(i int) graph.Description {
 		d := cat.descs[cat.tables[rng.IntN(len(cat.tables))]]
