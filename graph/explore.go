@@ -230,9 +230,10 @@ func (s *Service) edges(ctx context.Context, p *meridian.Principal, nodes []stri
 		}
 		return rows, nil
 	}
-	// Out-edges and in-edges in one query, one round trip to a remote store per batch
-	// (the embedded store, whose engine evaluates a UNION branch poorly, walks its
-	// indexes above instead).
+	// Out-edges and in-edges in one query, one round trip per batch, for a backend
+	// that does not walk itself (the embedded store, whose engine evaluates a UNION
+	// branch poorly, walks its indexes; the remote one sends a query of its own,
+	// written for the store's planner).
 	r, err := s.internal(ctx, p, includeDeleted, "SELECT ?s ?p ?o WHERE { { VALUES ?s { "+values+"} ?s ?p ?o } UNION { VALUES ?o { "+values+"} ?s ?p ?o } }", limit+seen)
 	if err != nil {
 		return nil, err

@@ -102,15 +102,10 @@ func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	} else {
 		err = s.refresh(ctx, ev.EntityType, ev.EntityID)
 	}
-	for _, iri := range below {
-		if err != nil {
-			return err
-		}
-		if k, id, ok := ParseEntityIRI(iri); ok {
-			err = s.refresh(ctx, k, id)
-		}
+	if err != nil {
+		return err
 	}
-	return err
+	return s.refreshAll(ctx, below)
 }
 
 // subtree lists the entities whose FQN is below fqn, deleted ones included (at most
@@ -143,6 +138,46 @@ func (s *Sync) refresh(ctx context.Context, kind, id string) error {
 	return s.backend.Apply(ctx, Delta{Put: []Description{d}})
 }
 
+// refreshBatch is how many descriptions refreshAll replaces in one Apply.
+const refreshBatch = 200
+
+// refreshAll replaces the descriptions of the entities (IRIs), refreshBatch in one
+// Apply, so a remote store gets one request for them instead of one each; an entity
+// no longer in the catalog is removed as removeEntity does.
+func (s *Sync) refreshAll(ctx context.Context, iris []string) error {
+	var batch []Description
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.backend.Apply(ctx, Delta{Put: batch})
+		batch = nil
+		return err
+	}
+	for _, iri := range iris {
+		kind, id, ok := ParseEntityIRI(iri)
+		if !ok {
+			continue
+		}
+		d, found, err := s.proj.Project(ctx, kind, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			if err := s.removeEntity(ctx, kind, id); err != nil {
+				return err
+			}
+			continue
+		}
+		if batch = append(batch, d); len(batch) >= refreshBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
 // referrers is the most descriptions re-projected after one hard delete.
 const referrers = 5000
 
@@ -160,21 +195,18 @@ func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
 		return err
 	}
 	seen := map[string]bool{iri: true}
+	var owners []string
 	for _, row := range res.Rows {
 		if len(row) == 0 || row[0].Kind != KindIRI {
 			continue
 		}
 		owner, _, _ := strings.Cut(row[0].Value, "/columns/")
-		k, oid, ok := ParseEntityIRI(owner)
-		if !ok || seen[owner] {
-			continue
-		}
-		seen[owner] = true
-		if err := s.refresh(ctx, k, oid); err != nil {
-			return err
+		if !seen[owner] {
+			seen[owner] = true
+			owners = append(owners, owner)
 		}
 	}
-	return nil
+	return s.refreshAll(ctx, owners)
 }
 
 // RebuildResult is the result of a rebuild.

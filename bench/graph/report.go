@@ -71,6 +71,9 @@ func report(c config, cat *catalog, cols []*column, load string, took time.Durat
 	row("Incremental updates (one description replaced per Apply)", func(col *column) (string, string) {
 		return fmt.Sprintf("%.0f/s", col.updateRate), fmt.Sprintf("%d updates", c.updates)
 	})
+	row(fmt.Sprintf("Incremental updates (%d descriptions replaced per Apply)", updateBatch), func(col *column) (string, string) {
+		return fmt.Sprintf("%.0f/s", col.batchRate), fmt.Sprintf("%d updates", c.updates)
+	})
 	row("Memory of the graph", func(col *column) (string, string) {
 		if col.memNote != "" {
 			return col.memNote, "Virtuoso's own process"

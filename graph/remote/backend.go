@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,14 @@ func newGraphSet(g string) graphSet {
 }
 
 func (s graphSet) all() []string { return []string{s.live, s.deleted, s.ownerGraph, s.hiddenGraph} }
+
+// liveOrDeleted is a filter keeping ?g to the visible and the deleted graph. It names
+// two graphs by their text on purpose: Virtuoso folds a test on one name (or on IRIs)
+// back into a constant graph, whose patterns bound only by their object it may plan as
+// a scan of the graph (see Backend.Edges).
+func (s graphSet) liveOrDeleted() string {
+	return "FILTER(STR(?g) IN (" + Term(rdf.NewLiteral(s.live)) + ", " + Term(rdf.NewLiteral(s.deleted)) + "))"
+}
 
 var (
 	_ graph.Backend   = (*Backend)(nil)
@@ -128,73 +137,120 @@ func (b *Backend) Reset(ctx context.Context) error {
 // for older triples. Errors: GRAPH_UNAVAILABLE.
 func (b *Backend) Load(ctx context.Context, descs []graph.Description) error {
 	b = b.target()
-	nodes, err := b.insert(ctx, descs)
+	add, err := b.insert(ctx, descs)
 	if err != nil {
 		return unavailable(err)
 	}
 	if hidden, err := b.anyHidden(ctx); err != nil || !hidden {
 		return unavailable(err)
 	}
-	return unavailable(b.route(ctx, nodes))
+	return unavailable(b.send(ctx, b.routing(add.nodes, add.hidden)))
 }
 
-// anyHidden reports whether any node is hidden: without one, nothing needs routing.
+// anyHidden reports whether any node is hidden or any triple set aside in the deleted
+// graph: without either, nothing needs routing and nothing is in those graphs to remove.
 func (b *Backend) anyHidden(ctx context.Context) (bool, error) {
-	return b.c.Ask(ctx, "ASK { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } }")
+	return b.c.Ask(ctx, "ASK { { GRAPH "+IRI(b.hiddenGraph)+" { ?s ?p ?o } } UNION { GRAPH "+IRI(b.deleted)+" { ?s ?p ?o } } }")
 }
 
 // Apply implements graph.Backend: the triples about the nodes owned by each removed
-// or replaced entity are deleted (from both the visible and the deleted graph), then the
-// new descriptions are inserted. Errors: GRAPH_UNAVAILABLE.
+// or replaced entity are deleted (from both the visible and the deleted graph) and the
+// new descriptions inserted. The nodes an entity owns are read from the owners graph
+// first, so that every deletion names its subjects: a change costs index lookups on
+// those nodes, never a scan of the graph (Virtuoso plans a deletion that reaches its
+// subjects through a join with the owners graph as a scan of the whole visible graph).
+// A small delta is two queries sent together (and, when some node is hidden, a third
+// for which of the entities' nodes are) and one update request. Errors:
+// GRAPH_UNAVAILABLE.
 func (b *Backend) Apply(ctx context.Context, d graph.Delta) error {
-	var entities []string
-	for _, iri := range d.Remove {
-		entities = append(entities, iri)
-	}
+	entities := append([]string(nil), d.Remove...)
 	for _, desc := range d.Put {
 		entities = append(entities, desc.Entity)
 	}
-	hiddenBefore, err := b.anyHidden(ctx)
-	if err != nil {
+	var (
+		hiddenBefore bool
+		hiddenErr    error
+		done         = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		hiddenBefore, hiddenErr = b.anyHidden(ctx)
+	}()
+	owned, err := b.ownedNodes(ctx, entities)
+	<-done
+	if err = cmp.Or(err, hiddenErr); err != nil {
 		return unavailable(err)
 	}
-	var old []string
+	old := make([]string, len(owned))
+	for i, o := range owned {
+		old[i] = o.node
+	}
+	var wasHidden []string
 	if hiddenBefore {
-		if old, err = b.ownedNodes(ctx, entities); err != nil {
+		if wasHidden, err = b.hiddenAmong(ctx, old); err != nil {
 			return unavailable(err)
 		}
 	}
-	if err := b.removeEntities(ctx, entities); err != nil {
-		return unavailable(err)
+	add := b.additions(d.Put)
+	requests := b.removals(owned, add.owns, hiddenBefore)
+	add.keepNewOwnerships(owned)
+	var routing []string
+	if hiddenBefore || len(add.hidden) > 0 {
+		routing = b.routing(append(old, add.nodes...), append(wasHidden, add.hidden...))
 	}
-	nodes, err := b.insert(ctx, d.Put)
-	if err != nil {
-		return unavailable(err)
-	}
-	if !hiddenBefore && !anyDeleted(d.Put) {
-		return nil // no node was or is hidden: nothing to route
-	}
-	return unavailable(b.route(ctx, append(old, nodes...)))
-}
-
-// anyDeleted reports whether a description is soft-deleted.
-func anyDeleted(descs []graph.Description) bool {
-	for _, d := range descs {
-		if d.Deleted {
-			return true
+	inserted, routed := false, len(routing) == 0
+	if add.total > 0 && add.total <= b.c.cfg.BatchTriples {
+		// A small insertion rides with the last removal, and a short routing after it:
+		// a small replace is one request.
+		last := ""
+		if n := len(requests); n > 0 {
+			last, requests = requests[n-1], requests[:n-1]
+		}
+		for _, r := range requests {
+			if err := b.c.Update(ctx, r); err != nil {
+				return unavailable(err)
+			}
+		}
+		requests = nil
+		ops := append([]string{last}, b.ops(add)...)
+		withRouting := len(routing) <= routingOps
+		if withRouting {
+			ops = append(ops, routing...)
+		}
+		err := b.c.Update(ctx, joinOps(ops))
+		switch {
+		case err == nil:
+			inserted, routed = true, routed || withRouting
+		case !tooBig(err):
+			return unavailable(err)
+		case last != "":
+			// Too big to compile at once: remove, then load in batches and route.
+			requests = []string{last}
 		}
 	}
-	return false
+	for _, r := range requests {
+		if err := b.c.Update(ctx, r); err != nil {
+			return unavailable(err)
+		}
+	}
+	if !inserted {
+		if err := b.post(ctx, add); err != nil {
+			return unavailable(err)
+		}
+	}
+	if routed {
+		return nil
+	}
+	return unavailable(b.send(ctx, routing))
 }
 
-// ownedNodes are the nodes the entities own now.
-func (b *Backend) ownedNodes(ctx context.Context, entities []string) ([]string, error) {
+// hiddenAmong are the nodes that are hidden, removalNodes a query.
+func (b *Backend) hiddenAmong(ctx context.Context, nodes []string) ([]string, error) {
 	var out []string
-	for len(entities) > 0 {
-		n := min(200, len(entities))
-		q := fmt.Sprintf("SELECT DISTINCT ?s WHERE { VALUES ?e {%s } GRAPH %s { ?e %s ?s } }",
-			iriList(entities[:n]), IRI(b.ownerGraph), IRI(ownsIRI))
-		lr, err := b.c.Limited(ctx, q, 1_000_000)
+	for len(nodes) > 0 {
+		n := min(removalNodes, len(nodes))
+		q := fmt.Sprintf("SELECT ?s WHERE { VALUES ?s {%s } GRAPH %s { ?s %s ?x } }", iriList(nodes[:n]), IRI(b.hiddenGraph), IRI(hiddenIRI))
+		lr, err := b.c.Limited(ctx, q, graph.MaxRows)
 		if err != nil {
 			return nil, err
 		}
@@ -203,45 +259,140 @@ func (b *Backend) ownedNodes(ctx context.Context, entities []string) ([]string, 
 				out = append(out, u.Value())
 			}
 		}
+		nodes = nodes[n:]
+	}
+	return out, nil
+}
+
+// ownership is one node an entity owns.
+type ownership struct{ entity, node string }
+
+// ownedPage bounds the rows of one ownership query, under Virtuoso's silent row cap.
+const ownedPage = 5000
+
+// ownedNodes are the nodes the entities own now, 200 entities a query; a batch whose
+// answer would pass ownedPage rows is split, and one entity's nodes are then paged.
+func (b *Backend) ownedNodes(ctx context.Context, entities []string) ([]ownership, error) {
+	var out []ownership
+	for len(entities) > 0 {
+		n := min(200, len(entities))
+		got, err := b.ownedBy(ctx, entities[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
 		entities = entities[n:]
 	}
 	return out, nil
 }
 
-// route moves the triples that mention nodes to the graph they belong in: a visible
-// triple whose subject or object is hidden goes to the deleted graph, a triple of the
-// deleted graph whose subject and object are both visible comes back. nodes are the
-// nodes whose visibility may have changed, and the subjects just inserted.
-func (b *Backend) route(ctx context.Context, nodes []string) error {
+// ownedBy is what a batch of entities owns.
+func (b *Backend) ownedBy(ctx context.Context, entities []string) ([]ownership, error) {
+	q := fmt.Sprintf("SELECT ?e ?s WHERE { VALUES ?e {%s } GRAPH %s { ?e %s ?s } }",
+		iriList(entities), IRI(b.ownerGraph), IRI(ownsIRI))
+	lr, err := b.c.Limited(ctx, q, ownedPage)
+	if err != nil {
+		return nil, err
+	}
+	if lr.Completeness == Truncated && len(entities) == 1 {
+		return b.ownedByOne(ctx, entities[0])
+	}
+	if lr.Completeness == Truncated {
+		half := len(entities) / 2
+		first, err := b.ownedBy(ctx, entities[:half])
+		if err != nil {
+			return nil, err
+		}
+		second, err := b.ownedBy(ctx, entities[half:])
+		return append(first, second...), err
+	}
+	var out []ownership
+	for _, row := range lr.Result.Bindings {
+		e, eok := row["e"].(rdf.URIRef)
+		s, sok := row["s"].(rdf.URIRef)
+		if eok && sok {
+			out = append(out, ownership{e.Value(), s.Value()})
+		}
+	}
+	return out, nil
+}
+
+// ownedByOne is what one entity that owns more than ownedPage nodes owns, ownedPage
+// nodes a query in the order of their IRIs' text.
+func (b *Backend) ownedByOne(ctx context.Context, entity string) ([]ownership, error) {
+	var out []ownership
+	after := ""
+	for {
+		q := fmt.Sprintf("SELECT ?s WHERE { GRAPH %s { %s %s ?s } FILTER(STR(?s) > %s) } ORDER BY STR(?s) LIMIT %d",
+			IRI(b.ownerGraph), IRI(entity), IRI(ownsIRI), Term(rdf.NewLiteral(after)), ownedPage)
+		lr, err := b.c.Limited(ctx, q, ownedPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range lr.Result.Bindings {
+			if s, ok := row["s"].(rdf.URIRef); ok {
+				out = append(out, ownership{entity, s.Value()})
+				after = s.Value()
+			}
+		}
+		if len(lr.Result.Bindings) < ownedPage {
+			return out, nil
+		}
+	}
+}
+
+// routing are the operations that move the triples that mention nodes to the graph
+// they belong in: a visible triple whose subject or object is hidden goes to the
+// deleted graph, a triple of the deleted graph whose subject and object are both
+// visible comes back, run after the insertion. nodes are the subjects just inserted
+// and those just removed; changed are the nodes whose visibility may have changed
+// (hidden before or now). Only a changed node can hide
+// the triples about it or those pointing at it, or bring triples back: for the other
+// nodes the one thing to do is to hide the new triples that point at a hidden node.
+//
+// A pattern bound by its object matches the visible and the deleted graph together
+// (GRAPH ?g and a test on its name; moving a triple already where it belongs changes
+// nothing): in a constant graph Virtuoso may plan it as a scan of that graph, as
+// Backend.Edges explains.
+func (b *Backend) routing(nodes, changed []string) []string {
 	live, del, hid, mark := IRI(b.live), IRI(b.deleted), IRI(b.hiddenGraph), IRI(hiddenIRI)
+	both := b.liveOrDeleted()
+	move := func(from, to, where string, values []string) string {
+		return fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } INSERT { GRAPH %[2]s { ?s ?p ?o } } WHERE { "+where+" }",
+			from, to, iriList(values), hid, mark, both, live, del)
+	}
+	var ops []string
 	for len(nodes) > 0 {
 		n := min(200, len(nodes))
-		values := iriList(nodes[:n])
-		hide := []string{
-			// A visible triple whose subject is hidden,
-			"VALUES ?s {%[3]s } GRAPH %[4]s { ?s %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
-			// or whose object is,
-			"VALUES ?s {%[3]s } GRAPH %[1]s { ?s ?p ?o } GRAPH %[4]s { ?o %[5]s ?x }",
-			"VALUES ?o {%[3]s } GRAPH %[4]s { ?o %[5]s ?x } GRAPH %[1]s { ?s ?p ?o }",
-		}
-		show := []string{
+		// A visible triple whose object is hidden.
+		ops = append(ops, move(live, del, "VALUES ?s {%[3]s } GRAPH %[7]s { ?s ?p ?o } GRAPH %[4]s { ?o %[5]s ?x }", nodes[:n]))
+		nodes = nodes[n:]
+	}
+	for len(changed) > 0 {
+		n := min(200, len(changed))
+		ops = append(ops,
+			// A visible triple whose subject or object is hidden,
+			move(live, del, "VALUES ?s {%[3]s } GRAPH %[7]s { ?s ?p ?o } GRAPH %[4]s { ?s %[5]s ?x }", changed[:n]),
+			move(live, del, "VALUES ?o {%[3]s } GRAPH ?g { ?s ?p ?o } %[6]s GRAPH %[4]s { ?o %[5]s ?x }", changed[:n]),
 			// and a hidden triple whose subject and object are both visible.
-			"VALUES ?s {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
-			"VALUES ?o {%[3]s } GRAPH %[2]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }",
-		}
-		var ops []string
-		for _, w := range hide {
-			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } INSERT { GRAPH %[2]s { ?s ?p ?o } } WHERE { "+w+" }",
-				live, del, values, hid, mark))
-		}
-		for _, w := range show {
-			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[2]s { ?s ?p ?o } } INSERT { GRAPH %[1]s { ?s ?p ?o } } WHERE { "+w+" }",
-				live, del, values, hid, mark))
-		}
-		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err != nil {
+			move(del, live, "VALUES ?s {%[3]s } GRAPH %[8]s { ?s ?p ?o } FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }", changed[:n]),
+			move(del, live, "VALUES ?o {%[3]s } GRAPH ?g { ?s ?p ?o } %[6]s FILTER NOT EXISTS { GRAPH %[4]s { ?s %[5]s ?x } } FILTER NOT EXISTS { GRAPH %[4]s { ?o %[5]s ?y } }", changed[:n]))
+		changed = changed[n:]
+	}
+	return ops
+}
+
+// routingOps is how many routing operations one request carries.
+const routingOps = 10
+
+// send sends update operations, routingOps a request.
+func (b *Backend) send(ctx context.Context, ops []string) error {
+	for len(ops) > 0 {
+		n := min(routingOps, len(ops))
+		if err := b.c.Update(ctx, joinOps(ops[:n])); err != nil {
 			return err
 		}
-		nodes = nodes[n:]
+		ops = ops[n:]
 	}
 	return nil
 }
@@ -256,43 +407,101 @@ func iriList(iris []string) string {
 	return b.String()
 }
 
-// removeEntities deletes what the entities own, 200 entities a request.
-func (b *Backend) removeEntities(ctx context.Context, entities []string) error {
-	const perRequest = 200
-	for len(entities) > 0 {
-		n := min(perRequest, len(entities))
-		var values strings.Builder
-		for _, e := range entities[:n] {
-			values.WriteString(" ")
-			values.WriteString(IRI(e))
+// removalNodes is how many nodes one removal request names.
+const removalNodes = 500
+
+// removals are the update requests that delete the triples about the owned nodes and
+// the ownerships that kept (the new descriptions' ownerships) does not hold,
+// removalNodes ownerships a request. Every pattern has its subject bound by VALUES.
+// The deleted and hidden graphs are cleaned only when aside is set (they hold
+// something).
+func (b *Backend) removals(owned []ownership, kept map[ownership]bool, aside bool) []string {
+	owns := rdf.NewURIRefUnsafe(ownsIRI)
+	var out []string
+	perRequest := removalNodes
+	for len(owned) > 0 {
+		var pairs []rdf.Triple
+		n := min(perRequest, len(owned))
+		for _, o := range owned[:n] {
+			if !kept[o] {
+				pairs = append(pairs, rdf.Triple{Subject: rdf.NewURIRefUnsafe(o.entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(o.node)})
+			}
 		}
-		own, owns := IRI(b.ownerGraph), IRI(ownsIRI)
-		var u strings.Builder
-		for _, g := range []string{b.live, b.deleted} {
-			fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?s ?p ?o } } WHERE { VALUES ?e {%[2]s } GRAPH %[3]s { ?e %[4]s ?s } GRAPH %[1]s { ?s ?p ?o } } ;\n",
-				IRI(g), values.String(), own, owns)
+		forget := ""
+		if len(pairs) > 0 {
+			var used int
+			forget, used = dataUpdate("DELETE DATA", b.ownerGraph, pairs)
+			if used < len(pairs) {
+				// The ownerships' text would pass maxBatchBytes: name fewer nodes.
+				perRequest = max(1, n*used/len(pairs))
+				continue
+			}
 		}
-		fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?s %[2]s ?x } } WHERE { VALUES ?e {%[3]s } GRAPH %[4]s { ?e %[5]s ?s } GRAPH %[1]s { ?s %[2]s ?x } } ;\n",
-			IRI(b.hiddenGraph), IRI(hiddenIRI), values.String(), own, owns)
-		fmt.Fprintf(&u, "DELETE { GRAPH %[1]s { ?e %[2]s ?s } } WHERE { VALUES ?e {%[3]s } GRAPH %[1]s { ?e %[2]s ?s } }",
-			own, owns, values.String())
-		if err := b.c.Update(ctx, u.String()); err != nil {
-			return err
+		seen := map[string]bool{}
+		var nodes []string
+		for _, o := range owned[:n] {
+			if !seen[o.node] {
+				seen[o.node] = true
+				nodes = append(nodes, o.node)
+			}
 		}
-		entities = entities[n:]
+		values := iriList(nodes)
+		graphs := []string{b.live}
+		if aside {
+			graphs = append(graphs, b.deleted)
+		}
+		var ops []string
+		for _, g := range graphs {
+			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s ?p ?o } } WHERE { VALUES ?s {%[2]s } GRAPH %[1]s { ?s ?p ?o } }",
+				IRI(g), values))
+		}
+		if aside {
+			ops = append(ops, fmt.Sprintf("DELETE { GRAPH %[1]s { ?s %[2]s ?x } } WHERE { VALUES ?s {%[3]s } GRAPH %[1]s { ?s %[2]s ?x } }",
+				IRI(b.hiddenGraph), IRI(hiddenIRI), values))
+		}
+		out = append(out, joinOps(append(ops, forget)))
+		owned = owned[n:]
 	}
-	return nil
+	return out
 }
 
-// insert adds descriptions: visible ones into the live graph, soft-deleted ones into the
-// deleted graph with their nodes marked hidden, and the ownership of their subject nodes
-// into the owners graph. It returns the subject nodes inserted, which route must see.
-func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]string, error) {
-	var live, deleted, owners, hidden []rdf.Triple
-	var nodes []string
-	owns, mark, yes := rdf.NewURIRefUnsafe(ownsIRI), rdf.NewURIRefUnsafe(hiddenIRI), rdf.NewLiteral(true)
+// joinOps joins the non-empty update operations into one request.
+func joinOps(ops []string) string {
+	kept := ops[:0:0]
+	for _, op := range ops {
+		if op != "" {
+			kept = append(kept, op)
+		}
+	}
+	return strings.Join(kept, " ;\n")
+}
+
+// addition is what inserting descriptions adds: the triples bound for the hidden,
+// visible and deleted graphs, the ownerships of their subject nodes (owns holds them
+// too), and those nodes, which routing must see (hidden: those of soft-deleted
+// descriptions).
+type addition struct {
+	parts         []graphTriples
+	owners        []ownership
+	owns          map[ownership]bool
+	nodes, hidden []string
+	total         int
+}
+
+// graphTriples are triples bound for one graph.
+type graphTriples struct {
+	graph   string
+	triples []rdf.Triple
+}
+
+// additions sorts descriptions out: visible ones go into the live graph, soft-deleted
+// ones into the deleted graph with their nodes marked hidden, and the ownership of their
+// subject nodes into the owners graph.
+func (b *Backend) additions(descs []graph.Description) addition {
+	var live, deleted, hidden []rdf.Triple
+	a := addition{owns: map[ownership]bool{}}
+	mark, yes := rdf.NewURIRefUnsafe(hiddenIRI), rdf.NewLiteral(true)
 	for _, d := range descs {
-		seen := map[string]bool{}
 		for _, t := range d.Triples {
 			tr, ok := toRDFTriple(t)
 			if !ok {
@@ -303,45 +512,87 @@ func (b *Backend) insert(ctx context.Context, descs []graph.Description) ([]stri
 			} else {
 				live = append(live, tr)
 			}
-			if t.S.Kind == graph.KindIRI && !seen[t.S.Value] {
-				seen[t.S.Value] = true
-				owners = append(owners, rdf.Triple{Subject: rdf.NewURIRefUnsafe(d.Entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(t.S.Value)})
-				nodes = append(nodes, t.S.Value)
+			if o := (ownership{d.Entity, t.S.Value}); t.S.Kind == graph.KindIRI && !a.owns[o] {
+				a.owns[o] = true
+				a.owners = append(a.owners, o)
+				a.nodes = append(a.nodes, t.S.Value)
 				if d.Deleted {
 					hidden = append(hidden, rdf.Triple{Subject: rdf.NewURIRefUnsafe(t.S.Value), Predicate: mark, Object: yes})
+					a.hidden = append(a.hidden, t.S.Value)
 				}
 			}
 		}
 	}
-	parts := []struct {
-		graph   string
-		triples []rdf.Triple
-	}{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}, {b.ownerGraph, owners}}
-	if len(hidden)+len(live)+len(deleted)+len(owners) <= b.c.cfg.BatchTriples {
-		// A small change (one description) is one request.
-		var ops []string
-		for _, part := range parts {
-			if len(part.triples) > 0 {
-				text, _ := dataUpdate("INSERT DATA", part.graph, part.triples)
-				ops = append(ops, text)
-			}
-		}
-		if len(ops) == 0 {
-			return nodes, nil
-		}
-		if err := b.c.Update(ctx, strings.Join(ops, " ;\n")); err == nil || !tooBig(err) {
-			return nodes, err
+	for _, part := range []graphTriples{{b.hiddenGraph, hidden}, {b.live, live}, {b.deleted, deleted}} {
+		if len(part.triples) > 0 {
+			a.parts = append(a.parts, part)
+			a.total += len(part.triples)
 		}
 	}
-	for _, part := range parts {
-		if len(part.triples) == 0 {
-			continue
+	a.total += len(a.owners)
+	return a
+}
+
+// keepNewOwnerships leaves out of the addition the ownerships already held.
+func (a *addition) keepNewOwnerships(held []ownership) {
+	has := make(map[ownership]bool, len(held))
+	for _, o := range held {
+		has[o] = true
+	}
+	kept := a.owners[:0]
+	for _, o := range a.owners {
+		if !has[o] {
+			kept = append(kept, o)
 		}
+	}
+	a.total -= len(a.owners) - len(kept)
+	a.owners = kept
+}
+
+// all is every part of the addition, the ownerships' included.
+func (a addition) all(ownerGraph string) []graphTriples {
+	if len(a.owners) == 0 {
+		return a.parts
+	}
+	owns := rdf.NewURIRefUnsafe(ownsIRI)
+	ts := make([]rdf.Triple, len(a.owners))
+	for i, o := range a.owners {
+		ts[i] = rdf.Triple{Subject: rdf.NewURIRefUnsafe(o.entity), Predicate: owns, Object: rdf.NewURIRefUnsafe(o.node)}
+	}
+	return append(a.parts[:len(a.parts):len(a.parts)], graphTriples{ownerGraph, ts})
+}
+
+// ops are the INSERT DATA operations of a small addition, one a graph.
+func (b *Backend) ops(a addition) []string {
+	var out []string
+	for _, part := range a.all(b.ownerGraph) {
+		text, _ := dataUpdate("INSERT DATA", part.graph, part.triples)
+		out = append(out, text)
+	}
+	return out
+}
+
+// post loads an addition in batches (by the Graph Store protocol when the server has
+// one).
+func (b *Backend) post(ctx context.Context, a addition) error {
+	for _, part := range a.all(b.ownerGraph) {
 		if err := b.c.PostTriples(ctx, part.graph, part.triples); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return nodes, nil
+	return nil
+}
+
+// insert adds descriptions, in one request when they are few. It returns what it
+// added, whose nodes routing must see.
+func (b *Backend) insert(ctx context.Context, descs []graph.Description) (addition, error) {
+	a := b.additions(descs)
+	if a.total > 0 && a.total <= b.c.cfg.BatchTriples {
+		if err := b.c.Update(ctx, joinOps(b.ops(a))); err == nil || !tooBig(err) {
+			return a, err
+		}
+	}
+	return a, b.post(ctx, a)
 }
 
 // Query implements graph.Backend for a query that passed graph.Check: it runs on the

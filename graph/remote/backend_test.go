@@ -325,3 +325,51 @@ func TestRebuildIsBuiltAsideThenSwitched(t *testing.T) {
 		t.Fatalf("after a removal %d tables, want 6", n)
 	}
 }
+
+// TestReplacingAnEntityThatOwnsManyNodes replaces a description whose nodes pass one
+// ownership query's page (5,000 nodes): every old node's triples go, on Virtuoso as on
+// the embedded store.
+func TestReplacingAnEntityThatOwnsManyNodes(t *testing.T) {
+	ctx := context.Background()
+	wide := func(columns int) graph.Description {
+		tbl := graph.IRI(ns + "table/svc.db.s.wide")
+		d := graph.Description{Entity: tbl.Value, Triples: []graph.Triple{{S: tbl, P: graph.IRI(rdfsLbl), O: graph.Literal("wide")}}}
+		for i := 0; i < columns; i++ {
+			col := graph.IRI(fmt.Sprintf("%s/column/c%05d", tbl.Value, i))
+			d.Triples = append(d.Triples, graph.Triple{S: col, P: graph.IRI(mer + "columnOf"), O: tbl})
+		}
+		return d
+	}
+	bs := backends(t, func(b graph.Backend) error {
+		if err := b.Reset(ctx); err != nil {
+			return err
+		}
+		if err := b.Load(ctx, catalog(3)); err != nil {
+			return err
+		}
+		return b.Apply(ctx, graph.Delta{Put: []graph.Description{wide(5200)}})
+	})
+	q := "SELECT (COUNT(*) AS ?n) WHERE { ?c <" + mer + "columnOf> <" + ns + "table/svc.db.s.wide> }"
+	for _, step := range []struct {
+		delta graph.Delta
+		want  string
+	}{
+		{graph.Delta{}, "5200"},
+		{graph.Delta{Put: []graph.Description{wide(3)}}, "3"},
+		{graph.Delta{Put: []graph.Description{wide(5100)}}, "5100"},
+		{graph.Delta{Remove: []string{ns + "table/svc.db.s.wide"}}, "0"},
+	} {
+		for name, b := range bs {
+			if err := b.Apply(ctx, step.delta); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			r, err := b.Query(ctx, q, graph.Limits{})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := r.Rows[0][0].Value; got != step.want {
+				t.Fatalf("%s: %s columns left, want %s", name, got, step.want)
+			}
+		}
+	}
+}

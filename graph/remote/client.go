@@ -150,9 +150,15 @@ func (c *Client) QueryRaw(ctx context.Context, query, accept string) (*Response,
 }
 
 // Select runs a SELECT query and returns its solutions as goRDFlib terms. The query is
-// sent as is: Limited applies an outer row limit and reports truncation.
+// sent as is: Limited applies an outer row limit and reports truncation. Results come
+// as JSON, except from Virtuoso, whose JSON writer is five to ten times slower than its
+// XML one (measured: 230 rows in 40–140 ms as JSON, 7–60 ms as XML).
 func (c *Client) Select(ctx context.Context, query string) (*sparql.Result, *Response, error) {
-	r, err := c.QueryRaw(ctx, query, MediaResultsJSON+", "+MediaResultsXML+";q=0.9")
+	accept := MediaResultsJSON + ", " + MediaResultsXML + ";q=0.9"
+	if c.IsVirtuoso() {
+		accept = MediaResultsXML + ", " + MediaResultsJSON + ";q=0.9"
+	}
+	r, err := c.QueryRaw(ctx, query, accept)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,6 +230,19 @@ func deadlocked(err error) bool {
 		strings.Contains(strings.ToLower(re.Message), "deadlock"))
 }
 
+// keepCarriageReturns makes every raw carriage return inside the root element of an XML
+// document a character reference: an XML parser turns a raw one into a line feed, and
+// Virtuoso writes the carriage returns of literals raw. (Between elements it is
+// whitespace either way; the prolog, where a reference is not allowed, is left alone.)
+func keepCarriageReturns(doc []byte) []byte {
+	root := bytes.Index(doc, []byte("<sparql"))
+	if root < 0 || bytes.IndexByte(doc[root:], '\r') < 0 {
+		return doc
+	}
+	out := append([]byte(nil), doc[:root]...)
+	return append(out, bytes.ReplaceAll(doc[root:], []byte("\r"), []byte("&#13;"))...)
+}
+
 // parseResults decodes a SELECT or ASK answer in JSON or XML.
 func parseResults(r *Response) (*sparql.Result, error) {
 	var (
@@ -234,7 +253,7 @@ func parseResults(r *Response) (*sparql.Result, error) {
 	case MediaResultsJSON, "application/json":
 		res, err = sparql.ParseSRJ(bytes.NewReader(r.Body))
 	case MediaResultsXML, "application/xml", "text/xml":
-		res, err = sparql.ParseSRX(bytes.NewReader(r.Body))
+		res, err = sparql.ParseSRX(bytes.NewReader(keepCarriageReturns(r.Body)))
 	default:
 		return nil, fmt.Errorf("%w: unexpected results media type %q", ErrRefused, r.ContentType)
 	}
@@ -275,6 +294,12 @@ func (c *Client) do(ctx context.Context, endpoint, contentType, accept string, b
 		}
 		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("Accept", accept)
+		// Virtuoso answers late on a connection it has already answered on: a query
+		// whose answer is a few dozen kilobytes took 45–60 ms on a reused connection
+		// and 11–20 ms on a new one (measured with Go and with curl on loopback), so
+		// each query to it has its own connection. Updates, whose answers are short,
+		// keep theirs.
+		req.Close = c.IsVirtuoso() && contentType == mediaForm
 		if authz != "" {
 			req.Header.Set("Authorization", authz)
 		}
