@@ -55,3 +55,14 @@ func OutboxHead(ctx context.Context, tx Tx) (int64, error) {
 	err := tx.SQL().QueryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM change_events").Scan(&seq)
 	return seq, err
 }
+
+// Pipeliner is a Tx capability: writes held back and sent together. Pipeline runs f
+// with the writes that answer only their success (Insert, Relate, PutVersion, Index,
+// AppendEvent) held back, to be sent in one round trip with the transaction's next
+// statement; a held write that fails fails that statement and every one after it,
+// Commit included. So f must make writes that nothing in the catalog can refuse (a
+// create whose reads replayed under the writer). store/postgres has it; store/sqlite
+// has no round trips to save.
+type Pipeliner interface {
+	Pipeline(f func() error) error
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -80,7 +81,7 @@ func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 			}
 		}
 	}
-	src := e.Clone()
+	src := maps.Clone(e) // shallow: only a key is added
 	src["entityType"] = k.Name
 	d.Source = encode(src)
 	return d

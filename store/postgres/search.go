@@ -63,7 +63,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	vocab := store.Vocabulary(d)
 	added, removed := store.VocabularyChange(old, vocab)
-	_, err = t.tx.Exec(ctx, `INSERT INTO search_docs
+	err = t.tx.execOrHold(ctx, wrapErr("index"), `INSERT INTO search_docs
 (id, kind, fqn, name_words, display_words, description_words, column_words, service, tags, owners, domains,
  deleted, source, vocab)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -76,17 +76,19 @@ ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_wo
 		search.StemText(d.Columns), strings.ToLower(d.Service),
 		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source), lower(vocab))
 	if err != nil {
-		return fmt.Errorf("postgres: index: %w", err)
+		return err
 	}
 	if len(added) > 0 {
-		if _, err := t.tx.Exec(ctx, `INSERT INTO search_vocab (word, docs) SELECT unnest($1::text[]), 1
-ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1`, added); err != nil {
-			return fmt.Errorf("postgres: index: %w", err)
+		err := t.tx.execOrHold(ctx, wrapErr("index"), `INSERT INTO search_vocab (word, docs) SELECT unnest($1::text[]), 1
+ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1`, added)
+		if err != nil {
+			return err
 		}
 	}
 	if len(removed) > 0 {
-		if _, err := t.tx.Exec(ctx, "UPDATE search_vocab SET docs = docs - 1 WHERE word = ANY($1::text[])", removed); err != nil {
-			return fmt.Errorf("postgres: index: %w", err)
+		err := t.tx.execOrHold(ctx, wrapErr("index"), "UPDATE search_vocab SET docs = docs - 1 WHERE word = ANY($1::text[])", removed)
+		if err != nil {
+			return err
 		}
 	}
 	return nil
