@@ -28,6 +28,7 @@ type tx struct {
 	bound    [numStmts]*sql.Stmt // those bound to this transaction so far
 	modules  []store.Module      // the modules the database was opened with
 	modStmts *moduleStmts        // the pool's prepared module statements
+	fts      []ftsRow            // full-text rows held back (search.go)
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -42,6 +43,9 @@ func (t *tx) write() error {
 }
 
 func (t *tx) Commit() error {
+	if err := t.flushFTS(context.Background()); err != nil {
+		return err
+	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
@@ -169,6 +173,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	}
 	if _, err := t.exec(ctx, stmtRemoveRelations, id, id); err != nil {
 		return fmt.Errorf("sqlite: remove relations: %w", err)
+	}
+	if err := t.flushFTS(ctx); err != nil {
+		return err
 	}
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: remove search document: %w", err)
