@@ -66,3 +66,15 @@ func OutboxHead(ctx context.Context, tx Tx) (int64, error) {
 type Pipeliner interface {
 	Pipeline(f func() error) error
 }
+
+// RowKey names a row read: by ID (FQN empty, Kind optional, as Get) or by Kind and FQN
+// (as GetByFQN).
+type RowKey struct{ Kind, ID, FQN string }
+
+// RowBatcher is a Tx capability: many row reads in one round trip. GetRows answers,
+// for each key in order, what Get or GetByFQN would. The engine uses it to replay the
+// reads of a create prepared outside the writer (optimistic.go). store/postgres has it;
+// store/sqlite has no round trips to save.
+type RowBatcher interface {
+	GetRows(ctx context.Context, keys []RowKey) ([]Row, []error)
+}

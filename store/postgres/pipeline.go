@@ -2,10 +2,15 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // Pipelined writes. Under the driver's write lock every round trip is time all other
@@ -126,4 +131,49 @@ func wrapErr(op string) func(pgconn.CommandTag, error) error {
 		}
 		return nil
 	}
+}
+
+// GetRows reads many rows in one round trip (with the writes held back, if any):
+// for each key, what Get (ID set) or GetByFQN answers. Implements store.RowBatcher.
+func (t *tx) GetRows(ctx context.Context, keys []store.RowKey) ([]store.Row, []error) {
+	rows, errs := make([]store.Row, len(keys)), make([]error, len(keys))
+	var (
+		b    pgx.Batch
+		sent []int // the keys queued, in order
+	)
+	for i, k := range keys {
+		switch {
+		case k.ID != "" && k.Kind == "":
+			b.Queue("SELECT "+entityColumns+" FROM entities WHERE id = $1", k.ID)
+		case k.ID != "":
+			b.Queue("SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", k.ID, k.Kind)
+		case strings.ContainsRune(k.FQN, 0):
+			errs[i] = rowscan.EntityNotFound(k.Kind, k.FQN) // as GetByFQN
+			continue
+		default:
+			b.Queue("SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", k.Kind, k.FQN)
+		}
+		sent = append(sent, i)
+	}
+	br := t.tx.SendBatch(ctx, &b)
+	for _, i := range sent {
+		k := keys[i]
+		rows[i], errs[i] = rowscan.Row(br.QueryRow())
+		switch {
+		case errors.Is(errs[i], pgx.ErrNoRows) && k.ID != "":
+			errs[i] = rowscan.EntityNotFound(k.Kind, k.ID)
+		case errors.Is(errs[i], pgx.ErrNoRows):
+			errs[i] = rowscan.EntityNotFound(k.Kind, k.FQN)
+		case errs[i] != nil:
+			errs[i] = fmt.Errorf("postgres: get entities: %w", errs[i])
+		}
+	}
+	if err := br.Close(); err != nil {
+		for _, i := range sent {
+			if errs[i] == nil {
+				rows[i], errs[i] = store.Row{}, err
+			}
+		}
+	}
+	return rows, errs
 }

@@ -92,3 +92,56 @@ func TestAHeldWriteThatFailsFailsTheTransaction(t *testing.T) {
 		})
 	}
 }
+
+func TestGetRowsAnswersAsGetAndGetByFQN(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	a := pipelineRow("00000000-0000-0000-0000-00000000000a", "a")
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Insert(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	keys := []store.RowKey{
+		{Kind: "table", FQN: a.FQN},
+		{ID: a.ID},
+		{Kind: "table", ID: a.ID},
+		{Kind: "database", ID: a.ID},
+		{Kind: "table", FQN: "svc.db.s.missing"},
+		{Kind: "table", FQN: "svc.db.s.\x00"},
+	}
+	// Pipelined, so the insert above is sent with the reads.
+	var rows []store.Row
+	var errs []error
+	if err := tx.(store.Pipeliner).Pipeline(func() error {
+		if err := tx.PutVersion(ctx, a.ID, a.Version, a.Doc); err != nil {
+			return err
+		}
+		rows, errs = tx.(store.RowBatcher).GetRows(ctx, keys)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		var want store.Row
+		var wantErr error
+		if k.ID != "" {
+			want, wantErr = tx.Get(ctx, k.Kind, k.ID)
+		} else {
+			want, wantErr = tx.GetByFQN(ctx, k.Kind, k.FQN)
+		}
+		if meridian.ErrorCode(errs[i]) != meridian.ErrorCode(wantErr) || (wantErr != nil) != (errs[i] != nil) ||
+			(wantErr != nil && errs[i].Error() != wantErr.Error()) {
+			t.Errorf("key %+v: error %v, want %v", k, errs[i], wantErr)
+		}
+		if rows[i].ID != want.ID || rows[i].FQN != want.FQN || string(rows[i].Doc) != string(want.Doc) {
+			t.Errorf("key %+v: row %+v, want %+v", k, rows[i], want)
+		}
+	}
+	if errs[0] != nil {
+		t.Errorf("the row inserted before the reads is not read back: %v", errs[0])
+	}
+}
