@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/meridian-catalog/meridian"
+)
 
 // What a capability that follows the engine from outside needs: a read that never
 // queues behind long queries, and the head of the outbox. Auth's principal cache
@@ -77,4 +81,12 @@ type RowKey struct{ Kind, ID, FQN string }
 // store/sqlite has no round trips to save.
 type RowBatcher interface {
 	GetRows(ctx context.Context, keys []RowKey) ([]Row, []error)
+}
+
+// EncodedEventAppender is a Tx capability: AppendEvent of an event whose entity is
+// already encoded (entity is e.Entity as JSON), so that a create encodes it once, before
+// it takes the writer, for its search document and its event alike. Both drivers have
+// it.
+type EncodedEventAppender interface {
+	AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error
 }

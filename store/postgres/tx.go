@@ -450,13 +450,19 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	return t.AppendEncodedEvent(ctx, e, nil)
+}
+
+// AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
+// entity (nil: encoded here). Implements store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entity, err := rowscan.EventDocs(e)
+	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
 	if err != nil {
 		return fmt.Errorf("postgres: append event: %w", err)
 	}
@@ -474,7 +480,7 @@ func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (id) DO NOTHING`,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entity, e.Recursive)
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, e.Recursive)
 }
 
 // Events lists outbox events matching q, oldest first. A limit of 0 or less means no

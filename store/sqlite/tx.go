@@ -433,19 +433,25 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	return t.AppendEncodedEvent(ctx, e, nil)
+}
+
+// AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
+// entity (nil: encoded here). Implements store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entity, err := rowscan.EventDocs(e)
+	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
 	if err != nil {
 		return fmt.Errorf("sqlite: append event: %w", err)
 	}
 	_, err = t.exec(ctx, stmtAppendEvent,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entity, boolInt(e.Recursive))
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, boolInt(e.Recursive))
 	if isUnique(err) {
 		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
 	}
