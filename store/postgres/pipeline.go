@@ -144,14 +144,14 @@ func (t *tx) GetRows(ctx context.Context, keys []store.RowKey) ([]store.Row, []e
 	for i, k := range keys {
 		switch {
 		case k.ID != "" && k.Kind == "":
-			b.Queue("SELECT "+entityColumns+" FROM entities WHERE id = $1", k.ID)
+			b.Queue(selectByID, k.ID)
 		case k.ID != "":
-			b.Queue("SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", k.ID, k.Kind)
+			b.Queue(selectByIDKind, k.ID, k.Kind)
 		case strings.ContainsRune(k.FQN, 0):
 			errs[i] = rowscan.EntityNotFound(k.Kind, k.FQN) // as GetByFQN
 			continue
 		default:
-			b.Queue("SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", k.Kind, k.FQN)
+			b.Queue(selectByFQN, k.Kind, k.FQN)
 		}
 		sent = append(sent, i)
 	}

@@ -67,12 +67,19 @@ func isUnique(err error) bool {
 
 const entityColumns = rowscan.EntityColumns
 
+// The row reads of Get, GetByFQN and GetRows.
+const (
+	selectByID     = "SELECT " + entityColumns + " FROM entities WHERE id = $1"
+	selectByIDKind = "SELECT " + entityColumns + " FROM entities WHERE id = $1 AND kind = $2"
+	selectByFQN    = "SELECT " + entityColumns + " FROM entities WHERE kind = $1 AND fqn = $2"
+)
+
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row pgx.Row
 	if kind == "" {
-		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1", id)
+		row = t.tx.QueryRow(ctx, selectByID, id)
 	} else {
-		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", id, kind)
+		row = t.tx.QueryRow(ctx, selectByIDKind, id, kind)
 	}
 	r, err := rowscan.Row(row)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -90,8 +97,7 @@ func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) 
 		// as SQLite answers.
 		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
-	r, err := rowscan.Row(t.tx.QueryRow(ctx,
-		"SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", kind, fqn))
+	r, err := rowscan.Row(t.tx.QueryRow(ctx, selectByFQN, kind, fqn))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
