@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -45,10 +46,19 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 		if s.optimistic(ctx) {
 			pcs = s.precreateAll(ctx, p, k, bodies[start:start+len(chunk)])
 		}
-		err := s.inTx(ctx, func(tx Tx) error {
+		// The chunk guards itself (no savepoint of a Group's around it): its entities
+		// each commit or roll back alone, and it stops only before its first write or
+		// on a lost transaction. A savepoint held over a whole chunk would cost SQLite
+		// a walk of its growing statement journal at the end of every statement.
+		err := s.inTx(withoutSavepoint(ctx), func(tx Tx) error {
 			cctx := withChunk(ctx, tx)
 			for i := range chunk {
 				if err := ctx.Err(); err != nil {
+					if i > 0 {
+						// Some entities are written: the chunk's transaction must not
+						// commit them, since the caller is answered with the error.
+						return fmt.Errorf("%w: %w", errTxLost, err)
+					}
 					return err
 				}
 				if pcs != nil && pcs[i] != nil {

@@ -218,3 +218,34 @@ type Tx interface {
 	Commit() error
 	Rollback() error
 }
+
+// Pipeliner is a Tx capability: writes held back and sent together. Pipeline runs f
+// with the writes that answer only their success (Insert, Relate, PutVersion, Index,
+// AppendEvent) held back, to be sent in one round trip with the transaction's next
+// statement; a held write that fails fails that statement and every one after it,
+// Commit included. So f must make writes that nothing in the catalog can refuse (a
+// create whose reads replayed under the writer). store/postgres has it; store/sqlite
+// has no round trips to save.
+type Pipeliner interface {
+	Pipeline(f func() error) error
+}
+
+// RowKey names a row read: by ID (FQN empty, Kind optional, as Get) or by Kind and FQN
+// (as GetByFQN).
+type RowKey struct{ Kind, ID, FQN string }
+
+// RowBatcher is a Tx capability: many row reads in one round trip. GetRows answers,
+// for each key in order, what Get or GetByFQN would. The engine uses it to replay the
+// reads of a create prepared outside the writer (optimistic.go). store/postgres has it;
+// store/sqlite has no round trips to save.
+type RowBatcher interface {
+	GetRows(ctx context.Context, keys []RowKey) ([]Row, []error)
+}
+
+// EncodedEventAppender is a Tx capability: AppendEvent of an event whose entity is
+// already encoded (entity is e.Entity as JSON), so that a create encodes it once, before
+// it takes the writer, for its search document and its event alike. Both drivers have
+// it.
+type EncodedEventAppender interface {
+	AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error
+}

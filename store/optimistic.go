@@ -9,10 +9,11 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// Optimistic creates. On a driver whose writes take turns (a GroupCommitter: SQLite's
-// single writer), the CPU a create spends before it writes (the draft, beforeWrite with
-// its JSON Schema, encoding the row, snapshot, search document and event) would be
-// spent while every other writer waits. So a create first runs those steps against a
+// Optimistic creates. Every driver's writes take turns (SQLite's single writer,
+// PostgreSQL's write lock), so the CPU a create spends before it writes (the draft,
+// beforeWrite with its JSON Schema, encoding the row, snapshot, search document and
+// event) and, on PostgreSQL, its round trips for the reads it makes, would be spent
+// while every other writer waits. So a create first runs those steps against a
 // read snapshot, outside the writer, recording every catalog read they make
 // (readSet); under the writer it replays those reads and, when each answers as it did,
 // writes what it prepared. Otherwise, or when the preparation failed or made a read
@@ -24,6 +25,8 @@ import (
 // A prepared create writes without a savepoint (commitCreate): once its reads replay,
 // nothing can refuse it, and SQLite's FTS5 flushes its pending index data at every
 // savepoint, so a group of creates then builds one index segment instead of one each.
+// For the same reason, on a Pipeliner (PostgreSQL) its writes are sent together with
+// the transaction's next statement instead of one round trip each.
 //
 // What changes is only when the work happens: the entity's updatedAt is taken when it
 // is drafted (as before, a moment before its commit), and its change event's timestamp
@@ -36,11 +39,10 @@ type precreate struct {
 	st    staged
 }
 
-// optimistic reports whether creates in ctx are prepared outside the writer: on a
-// GroupCommitter, when not already inside a bulk chunk's transaction.
+// optimistic reports whether creates in ctx are prepared outside the writer: when
+// not already inside a bulk chunk's transaction.
 func (s *Entities) optimistic(ctx context.Context) bool {
-	_, ok := s.db.(GroupCommitter)
-	return ok && chunkTx(ctx) == nil
+	return chunkTx(ctx) == nil
 }
 
 // precreate prepares a create of body in a read transaction, or returns nil when the
@@ -134,7 +136,13 @@ func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principa
 	}
 	st := pc.st
 	st.event.Timestamp = s.now().UnixMilli()
-	if err := s.put(ctx, tx, k, pc.d, st); err != nil {
+	put := func() error { return s.put(ctx, tx, k, pc.d, st) }
+	if pl, ok := tx.(Pipeliner); ok {
+		err = pl.Pipeline(put)
+	} else {
+		err = put()
+	}
+	if err != nil {
 		return Result{}, true, fmt.Errorf("%w: %w", errTxLost, err)
 	}
 	return Result{Entity: s.shape(p, k, pc.d.entity, nil), Change: meridian.EventEntityCreated, Created: true}, true, nil

@@ -25,13 +25,11 @@ import (
 // replayed once: in one snapshot, and in one write transaction, it answers alike.
 type readSet struct {
 	Tx
-	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares
+	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares (not rows)
 	unreplayed bool                                    // a read that cannot be replayed was made
-	rows       map[rowKey]rowRead                      // the rows read, by key
+	rows       map[RowKey]rowRead                      // the rows read, by key
+	rowReads   []func(ctx context.Context, tx Tx) bool // the rows' re-reads, in order
 }
-
-// rowKey names a row read: by id (fqn empty) or by kind and FQN.
-type rowKey struct{ kind, id, fqn string }
 
 // rowRead is the answer to a row read.
 type rowRead struct {
@@ -41,13 +39,13 @@ type rowRead struct {
 
 // row answers a row read from the set when it was made before, else reads it with
 // read and records it.
-func (r *readSet) row(ctx context.Context, key rowKey, read func(ctx context.Context, tx Tx) (Row, error)) (Row, error) {
+func (r *readSet) row(ctx context.Context, key RowKey, read func(ctx context.Context, tx Tx) (Row, error)) (Row, error) {
 	if rr, ok := r.rows[key]; ok {
 		return rr.row, rr.err
 	}
 	row, err := read(ctx, r.Tx)
 	if r.rows == nil {
-		r.rows = map[rowKey]rowRead{}
+		r.rows = map[RowKey]rowRead{}
 	}
 	r.rows[key] = rowRead{row, err}
 	r.recordRow(row, err, read)
@@ -57,15 +55,10 @@ func (r *readSet) row(ctx context.Context, key rowKey, read func(ctx context.Con
 // recordRow records a read of one row, or of its absence.
 func (r *readSet) recordRow(row Row, err error, again func(ctx context.Context, tx Tx) (Row, error)) {
 	switch code := meridian.ErrorCode(err); {
-	case err == nil:
-		r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
-			now, err := again(ctx, tx)
-			return err == nil && sameRow(row, now)
-		})
-	case code == meridian.ENotFound:
-		r.reads = append(r.reads, func(ctx context.Context, tx Tx) bool {
-			_, err := again(ctx, tx)
-			return meridian.ErrorCode(err) == meridian.ENotFound
+	case err == nil, code == meridian.ENotFound:
+		r.rowReads = append(r.rowReads, func(ctx context.Context, tx Tx) bool {
+			now, nowErr := again(ctx, tx)
+			return sameAnswer(row, err, now, nowErr)
 		})
 	default:
 		r.unreplayed = true
@@ -73,11 +66,11 @@ func (r *readSet) recordRow(row Row, err error, again func(ctx context.Context, 
 }
 
 func (r *readSet) Get(ctx context.Context, kind, id string) (Row, error) {
-	return r.row(ctx, rowKey{kind: kind, id: id}, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
+	return r.row(ctx, RowKey{Kind: kind, ID: id}, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
 }
 
 func (r *readSet) GetByFQN(ctx context.Context, kind, fqn string) (Row, error) {
-	return r.row(ctx, rowKey{kind: kind, fqn: fqn}, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
+	return r.row(ctx, RowKey{Kind: kind, FQN: fqn}, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
 }
 
 func (r *readSet) Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error) {
@@ -145,9 +138,28 @@ func (r *readSet) SQL() SQL {
 }
 
 // replay reports whether every recorded read answers in tx as it did.
+// The rows are read again in one call on a RowBatcher, one by one otherwise.
 func (r *readSet) replay(ctx context.Context, tx Tx) bool {
 	if r.unreplayed {
 		return false
+	}
+	if b, ok := tx.(RowBatcher); ok && len(r.rows) > 1 {
+		keys := make([]RowKey, 0, len(r.rows))
+		for key := range r.rows {
+			keys = append(keys, key)
+		}
+		rows, errs := b.GetRows(ctx, keys)
+		for i, key := range keys {
+			if was := r.rows[key]; !sameAnswer(was.row, was.err, rows[i], errs[i]) {
+				return false
+			}
+		}
+	} else {
+		for _, read := range r.rowReads {
+			if !read(ctx, tx) {
+				return false
+			}
+		}
 	}
 	for _, read := range r.reads {
 		if !read(ctx, tx) {
@@ -155,6 +167,15 @@ func (r *readSet) replay(ctx context.Context, tx Tx) bool {
 		}
 	}
 	return true
+}
+
+// sameAnswer reports whether a row read answered now (row, err) as it did (was,
+// wasErr): the same row, or ENotFound both times.
+func sameAnswer(was Row, wasErr error, row Row, err error) bool {
+	if wasErr != nil {
+		return meridian.ErrorCode(wasErr) == meridian.ENotFound && meridian.ErrorCode(err) == meridian.ENotFound
+	}
+	return err == nil && sameRow(was, row)
 }
 
 func sameRow(a, b Row) bool {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -30,6 +32,11 @@ func words(text string) string {
 // secrets masked (the engine passes the form its change events hold), so that secrets
 // never reach the index.
 func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
+	return searchDoc(k, e, encode(e))
+}
+
+// searchDoc is SearchDocOf of e, whose encoding is enc.
+func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(k.SearchText(e)),
 		Deleted: e.Deleted()}
@@ -80,10 +87,26 @@ func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 			}
 		}
 	}
-	src := e.Clone()
-	src["entityType"] = k.Name
-	d.Source = encode(src)
+	d.Source = withEntityType(k.Name, e, enc)
 	return d
+}
+
+// withEntityType returns enc, the encoding of e, with the entityType field set to
+// kind: spliced in at the front, or, when e has a field of that name, e encoded again
+// with it replaced.
+func withEntityType(kind string, e meridian.Entity, enc []byte) []byte {
+	if _, ok := e["entityType"]; ok || len(enc) < 2 || enc[0] != '{' {
+		src := maps.Clone(e) // shallow: only a key is replaced
+		src["entityType"] = kind
+		return encode(src)
+	}
+	name, _ := json.Marshal(kind)
+	out := make([]byte, 0, len(enc)+len(name)+16)
+	out = append(append(out, `{"entityType":`...), name...)
+	if len(enc) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, enc[1:]...)
 }
 
 func unique(l []string) []string {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,5 +77,36 @@ func TestSearchDocOfReadsTheKindsTextFields(t *testing.T) {
 				t.Errorf("%s: %q not in the indexed text %q", tc.kind, w, d.Description)
 			}
 		}
+	}
+}
+
+func TestSearchSourceIsTheDocumentWithItsKind(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    meridian.Entity
+	}{
+		{"a document", meridian.Entity{"name": "orders", "columns": []any{map[string]any{"name": "id"}}}},
+		{"a document naming another kind", meridian.Entity{"name": "orders", "entityType": "view"}},
+		{"an empty document", meridian.Entity{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			enc, err := json.Marshal(c.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(withEntityType("table", c.e, enc), &got); err != nil {
+				t.Fatalf("source %s: %v", withEntityType("table", c.e, enc), err)
+			}
+			want := map[string]any{"entityType": "table"}
+			for k, v := range c.e {
+				if k != "entityType" {
+					want[k] = v
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("source = %v, want %v", got, want)
+			}
+		})
 	}
 }

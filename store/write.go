@@ -22,10 +22,11 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 // staged is a new entity encoded for storage: the pure CPU part of an insert, which
 // needs no transaction.
 type staged struct {
-	row    Row
-	w      written
-	search search.Doc
-	event  meridian.ChangeEvent
+	row         Row
+	w           written
+	search      search.Doc
+	event       meridian.ChangeEvent
+	eventEntity []byte // event.Entity encoded
 }
 
 // stage encodes a checked draft for insert.
@@ -37,7 +38,9 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	return staged{row: row, w: w, search: SearchDocOf(k, w.event), event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
+	enc := encode(w.event)
+	return staged{row: row, w: w, search: searchDoc(k, w.event, enc), eventEntity: enc,
+		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
 // put writes a staged entity in tx.
@@ -59,6 +62,9 @@ func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st
 	}
 	if err := tx.Index(ctx, st.search); err != nil {
 		return err
+	}
+	if a, ok := tx.(EncodedEventAppender); ok {
+		return a.AppendEncodedEvent(ctx, st.event, st.eventEntity)
 	}
 	return tx.AppendEvent(ctx, st.event)
 }

@@ -55,15 +55,25 @@ func lost(err error) error {
 	return err
 }
 
-// guarded is a pgx.Tx whose statements answer EUnavailable when the connection breaks.
-type guarded struct{ pgx.Tx }
+// guarded is a pgx.Tx whose statements answer EUnavailable when the connection breaks,
+// and which sends the writes Pipeline held back before, or with, its next statement.
+type guarded struct {
+	pgx.Tx
+	h *held
+}
 
 func (g guarded) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := g.flush(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	tag, err := g.Tx.Exec(ctx, sql, args...)
 	return tag, lost(err)
 }
 
 func (g guarded) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := g.flush(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := g.Tx.Query(ctx, sql, args...)
 	if err != nil {
 		return rows, lost(err)
@@ -72,11 +82,32 @@ func (g guarded) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (g guarded) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if len(g.h.checks) > 0 || g.h.err != nil {
+		var b pgx.Batch
+		b.Queue(sql, args...)
+		br, err := g.send(ctx, &b)
+		if err != nil {
+			return errRow{err}
+		}
+		return heldRow{br}
+	}
 	return guardedRow{g.Tx.QueryRow(ctx, sql, args...)}
 }
 
 func (g guarded) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return guardedBatch{g.Tx.SendBatch(ctx, b)}
+	br, err := g.send(ctx, b)
+	if err != nil {
+		return errBatch{err}
+	}
+	return guardedBatch{br}
+}
+
+// Commit sends the held writes, then commits.
+func (g guarded) Commit(ctx context.Context) error {
+	if err := g.flush(ctx); err != nil {
+		return err
+	}
+	return g.Tx.Commit(ctx)
 }
 
 type guardedRows struct{ pgx.Rows }

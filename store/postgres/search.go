@@ -2,13 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -51,46 +48,41 @@ const (
 // Index adds or replaces the search document of an entity, with the stems of its
 // words, and keeps the vocabulary counts in step with the document's words. The filter
 // fields (service, tags, owners, domains) are stored lower-cased, so term filters
-// compare case-insensitively; the source keeps the original spelling.
+// compare case-insensitively; the source keeps the original spelling. It is one
+// statement that answers nothing, so Pipeline can hold it back: the document's
+// previous words are read by the statement itself (every part of it sees the rows as
+// they were before it), words it gains are counted up, in word order, and words it
+// loses counted down.
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	var old []string
-	err := t.tx.QueryRow(ctx, "SELECT vocab FROM search_docs WHERE id = $1", d.ID).Scan(&old)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("postgres: index: %w", err)
-	}
-	vocab := store.Vocabulary(d)
-	added, removed := store.VocabularyChange(old, vocab)
-	_, err = t.tx.Exec(ctx, `INSERT INTO search_docs
-(id, kind, fqn, name_words, display_words, description_words, column_words, service, tags, owners, domains,
- deleted, source, vocab)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
-    display_words = excluded.display_words, description_words = excluded.description_words,
-    column_words = excluded.column_words, service = excluded.service, tags = excluded.tags,
-    owners = excluded.owners, domains = excluded.domains, deleted = excluded.deleted, source = excluded.source,
-    vocab = excluded.vocab`,
+	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
 		d.ID, d.Kind, d.FQN, search.StemText(d.Name), search.StemText(d.DisplayName), search.StemText(d.Description),
 		search.StemText(d.Columns), strings.ToLower(d.Service),
-		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source), lower(vocab))
-	if err != nil {
-		return fmt.Errorf("postgres: index: %w", err)
-	}
-	if len(added) > 0 {
-		if _, err := t.tx.Exec(ctx, `INSERT INTO search_vocab (word, docs) SELECT unnest($1::text[]), 1
-ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1`, added); err != nil {
-			return fmt.Errorf("postgres: index: %w", err)
-		}
-	}
-	if len(removed) > 0 {
-		if _, err := t.tx.Exec(ctx, "UPDATE search_vocab SET docs = docs - 1 WHERE word = ANY($1::text[])", removed); err != nil {
-			return fmt.Errorf("postgres: index: %w", err)
-		}
-	}
-	return nil
+		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source), lower(store.Vocabulary(d)))
 }
+
+// indexDoc is Index's statement.
+const indexDoc = `WITH old AS (
+    SELECT COALESCE((SELECT vocab FROM search_docs WHERE id = $1), '{}'::text[]) AS words
+), doc AS (
+    INSERT INTO search_docs
+    (id, kind, fqn, name_words, display_words, description_words, column_words, service, tags, owners, domains,
+     deleted, source, vocab)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
+        display_words = excluded.display_words, description_words = excluded.description_words,
+        column_words = excluded.column_words, service = excluded.service, tags = excluded.tags,
+        owners = excluded.owners, domains = excluded.domains, deleted = excluded.deleted, source = excluded.source,
+        vocab = excluded.vocab
+), gained AS (
+    INSERT INTO search_vocab (word, docs)
+    SELECT w, 1 FROM old, unnest($14::text[]) AS w WHERE NOT w = ANY(old.words) ORDER BY w
+    ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1
+)
+UPDATE search_vocab SET docs = docs - 1 FROM old
+WHERE word = ANY(old.words) AND NOT word = ANY($14::text[])`
 
 // Unindex removes an entity's search document; removing a missing one is not an error.
 // The search_docs_vocab trigger takes its words out of the vocabulary.

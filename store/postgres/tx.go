@@ -22,7 +22,7 @@ import (
 // tx implements store.Tx over one pgx transaction. All SQL text is constant or
 // assembled from constant fragments; every value is a bound parameter.
 type tx struct {
-	tx       pgx.Tx
+	tx       guarded
 	writable bool
 	modules  []store.Module // the modules the database was opened with
 }
@@ -67,12 +67,19 @@ func isUnique(err error) bool {
 
 const entityColumns = rowscan.EntityColumns
 
+// The row reads of Get, GetByFQN and GetRows.
+const (
+	selectByID     = "SELECT " + entityColumns + " FROM entities WHERE id = $1"
+	selectByIDKind = "SELECT " + entityColumns + " FROM entities WHERE id = $1 AND kind = $2"
+	selectByFQN    = "SELECT " + entityColumns + " FROM entities WHERE kind = $1 AND fqn = $2"
+)
+
 func (t *tx) Get(ctx context.Context, kind, id string) (store.Row, error) {
 	var row pgx.Row
 	if kind == "" {
-		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1", id)
+		row = t.tx.QueryRow(ctx, selectByID, id)
 	} else {
-		row = t.tx.QueryRow(ctx, "SELECT "+entityColumns+" FROM entities WHERE id = $1 AND kind = $2", id, kind)
+		row = t.tx.QueryRow(ctx, selectByIDKind, id, kind)
 	}
 	r, err := rowscan.Row(row)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -90,8 +97,7 @@ func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) 
 		// as SQLite answers.
 		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
-	r, err := rowscan.Row(t.tx.QueryRow(ctx,
-		"SELECT "+entityColumns+" FROM entities WHERE kind = $1 AND fqn = $2", kind, fqn))
+	r, err := rowscan.Row(t.tx.QueryRow(ctx, selectByFQN, kind, fqn))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Row{}, rowscan.EntityNotFound(kind, fqn)
 	}
@@ -109,20 +115,21 @@ func (t *tx) Insert(ctx context.Context, r store.Row) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	tag, err := t.tx.Exec(ctx, `INSERT INTO entities (`+entityColumns+`)
+	return t.tx.execOrHold(ctx, func(tag pgconn.CommandTag, err error) error {
+		if isUnique(err) {
+			return errExists()
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: insert entity: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return errExists()
+		}
+		return nil
+	}, `INSERT INTO entities (`+entityColumns+`)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT DO NOTHING`,
 		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc))
-	if isUnique(err) {
-		return errExists()
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: insert entity: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return errExists()
-	}
-	return nil
 }
 
 // Update replaces a row whose stored version is expect. The statement runs inside a
@@ -330,12 +337,8 @@ func (t *tx) PutVersion(ctx context.Context, id string, v meridian.Version, doc 
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO entity_versions (id, version, doc) VALUES ($1, $2, $3)
+	return t.tx.execOrHold(ctx, wrapErr("put version"), `INSERT INTO entity_versions (id, version, doc) VALUES ($1, $2, $3)
 ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), string(doc))
-	if err != nil {
-		return fmt.Errorf("postgres: put version: %w", err)
-	}
-	return nil
 }
 
 func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
@@ -369,15 +372,11 @@ func (t *tx) Relate(ctx context.Context, r store.Relation) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc)
+	return t.tx.execOrHold(ctx, wrapErr("relate"), `INSERT INTO relations (from_id, from_kind, to_id, to_kind, type, doc)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (from_id, to_id, type) DO UPDATE
 SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.doc`,
 		r.FromID, r.FromKind, r.ToID, r.ToKind, r.Type, rowscan.NullDoc(r.Doc))
-	if err != nil {
-		return fmt.Errorf("postgres: relate: %w", err)
-	}
-	return nil
 }
 
 func (t *tx) Unrelate(ctx context.Context, r store.Relation) error {
@@ -461,30 +460,37 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	return t.AppendEncodedEvent(ctx, e, nil)
+}
+
+// AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
+// entity (nil: encoded here). Implements store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entity, err := rowscan.EventDocs(e)
+	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
 	if err != nil {
 		return fmt.Errorf("postgres: append event: %w", err)
 	}
-	tag, err := t.tx.Exec(ctx, `INSERT INTO change_events
+	return t.tx.execOrHold(ctx, func(tag pgconn.CommandTag, err error) error {
+		if err == nil && tag.RowsAffected() == 0 || isUnique(err) {
+			return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: append event: %w", err)
+		}
+		return nil
+	}, `INSERT INTO change_events
 (id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
  change_description, entity, recursive)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (id) DO NOTHING`,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entity, e.Recursive)
-	if err == nil && tag.RowsAffected() == 0 || isUnique(err) {
-		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: append event: %w", err)
-	}
-	return nil
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, e.Recursive)
 }
 
 // Events lists outbox events matching q, oldest first. A limit of 0 or less means no

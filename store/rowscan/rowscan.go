@@ -192,6 +192,12 @@ func EntityNotFound(kind, key string) error {
 // written with: JSON text, or nil (SQL NULL) when the event has none. Event reads them
 // back.
 func EventDocs(e meridian.ChangeEvent) (change, entity any, err error) {
+	return EncodedEventDocs(e, nil)
+}
+
+// EncodedEventDocs is EventDocs of an event whose entity is already encoded as enc
+// (the JSON of e.Entity); with enc nil it is EventDocs.
+func EncodedEventDocs(e meridian.ChangeEvent, enc []byte) (change, entity any, err error) {
 	if e.ChangeDescription != nil {
 		b, err := json.Marshal(e.ChangeDescription)
 		if err != nil {
@@ -199,7 +205,10 @@ func EventDocs(e meridian.ChangeEvent) (change, entity any, err error) {
 		}
 		change = string(b)
 	}
-	if e.Entity != nil {
+	switch {
+	case enc != nil:
+		entity = string(enc)
+	case e.Entity != nil:
 		b, err := json.Marshal(e.Entity)
 		if err != nil {
 			return nil, nil, err

@@ -25,6 +25,9 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if err := m.t.write(); err != nil {
 		return 0, err
 	}
+	if err := m.t.flushFTS(ctx); err != nil {
+		return 0, err
+	}
 	var (
 		res sql.Result
 		err error
@@ -45,6 +48,9 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	if err := m.t.flushFTS(ctx); err != nil {
+		return nil, err
+	}
 	var (
 		rows *sql.Rows
 		err  error
@@ -62,6 +68,9 @@ func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.
 }
 
 func (m moduleSQL) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
+	if err := m.t.flushFTS(ctx); err != nil {
+		return errRow{err}
+	}
 	q := numbered(query)
 	if st := m.t.moduleStmt(ctx, q); st != nil {
 		return sqlRow{st.QueryRowContext(ctx, args...)}
@@ -191,3 +200,8 @@ func (m *moduleStmts) close() error {
 	m.prepared.Store(&map[string]*sql.Stmt{})
 	return errors.Join(errs...)
 }
+
+// errRow is a row whose query was not run.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

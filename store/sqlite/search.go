@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -45,7 +46,7 @@ const (
 
 // Index adds or replaces the search document of an entity. The search_docs row keeps
 // its seq (the FTS rowid) across updates; the FTS row is rewritten with the words'
-// stems, and the vocabulary counts follow the document's words.
+// stems (held back, see ftsRow), and the vocabulary counts follow the document's words.
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
@@ -70,13 +71,15 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
-	if _, err := t.exec(ctx, stmtIndexDeleteFTS, seq); err != nil {
-		return fmt.Errorf("sqlite: index: %w", err)
+	if before != "" {
+		// A document indexed before: its FTS row is replaced, held or written.
+		t.fts = slices.DeleteFunc(t.fts, func(r ftsRow) bool { return r.seq == seq })
+		if _, err := t.exec(ctx, stmtIndexDeleteFTS, seq); err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
 	}
-	if _, err := t.exec(ctx, stmtIndexInsertFTS, seq, search.StemText(d.Name), search.StemText(d.DisplayName),
-		search.StemText(d.Description), search.StemText(d.Columns)); err != nil {
-		return fmt.Errorf("sqlite: index: %w", err)
-	}
+	t.fts = append(t.fts, ftsRow{seq: seq, name: search.StemText(d.Name), display: search.StemText(d.DisplayName),
+		description: search.StemText(d.Description), columns: search.StemText(d.Columns)})
 	if len(added) > 0 {
 		if _, err := t.exec(ctx, stmtVocabularyAdd, jsonList(added)); err != nil {
 			return fmt.Errorf("sqlite: index: %w", err)
@@ -96,8 +99,34 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	if err := t.flushFTS(ctx); err != nil {
+		return err
+	}
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: unindex: %w", err)
+	}
+	return nil
+}
+
+// ftsRow is a full-text row held back by Index until the transaction's next statement
+// that could see or change it: a search, a removal, any module SQL (savepoints
+// included), or COMMIT. SQLite's FTS5 writes its pending rows out as a new index segment
+// at every statement that opens a statement journal (an upsert, for one), so rows
+// inserted one per create cost a segment each, and the merges that follow; held and
+// inserted together, the creates of one commit make one segment.
+type ftsRow struct {
+	seq                                 int64
+	name, display, description, columns string
+}
+
+// flushFTS inserts the held full-text rows.
+func (t *tx) flushFTS(ctx context.Context) error {
+	rows := t.fts
+	t.fts = nil
+	for _, r := range rows {
+		if _, err := t.exec(ctx, stmtIndexInsertFTS, r.seq, r.name, r.display, r.description, r.columns); err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
 	}
 	return nil
 }
@@ -211,6 +240,9 @@ func searchFilters(q search.Query) ([]string, []any, error) {
 // Search runs a keyword search (store.KeywordSearch): one page of hits, best first,
 // the count of every match and the aggregations asked for.
 func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	if err := t.flushFTS(ctx); err != nil {
+		return search.Result{}, err
+	}
 	return store.KeywordSearch(ctx, keywordIndex{t}, q)
 }
 

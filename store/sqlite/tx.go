@@ -28,6 +28,7 @@ type tx struct {
 	bound    [numStmts]*sql.Stmt // those bound to this transaction so far
 	modules  []store.Module      // the modules the database was opened with
 	modStmts *moduleStmts        // the pool's prepared module statements
+	fts      []ftsRow            // full-text rows held back (search.go)
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -42,6 +43,9 @@ func (t *tx) write() error {
 }
 
 func (t *tx) Commit() error {
+	if err := t.flushFTS(context.Background()); err != nil {
+		return err
+	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
@@ -169,6 +173,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	}
 	if _, err := t.exec(ctx, stmtRemoveRelations, id, id); err != nil {
 		return fmt.Errorf("sqlite: remove relations: %w", err)
+	}
+	if err := t.flushFTS(ctx); err != nil {
+		return err
 	}
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
 		return fmt.Errorf("sqlite: remove search document: %w", err)
@@ -430,19 +437,25 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
+	return t.AppendEncodedEvent(ctx, e, nil)
+}
+
+// AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
+// entity (nil: encoded here). Implements store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entity, err := rowscan.EventDocs(e)
+	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
 	if err != nil {
 		return fmt.Errorf("sqlite: append event: %w", err)
 	}
 	_, err = t.exec(ctx, stmtAppendEvent,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entity, boolInt(e.Recursive))
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, boolInt(e.Recursive))
 	if isUnique(err) {
 		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -234,6 +235,47 @@ func BenchmarkBulkCreateTables(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, start)
+		})
+	}
+}
+
+// BenchmarkBulkCreateTablesConcurrent creates tables 100 per bulk call from 8
+// goroutines at once, as the bench's 8 bulk clients do (b.N counts tables).
+func BenchmarkBulkCreateTablesConcurrent(b *testing.B) {
+	for _, d := range benchDrivers {
+		b.Run(d.name, func(b *testing.B) {
+			c := newBenchCatalog(b, d.open)
+			const clients, per = 8, 100
+			var next atomic.Int64
+			start := cpuTime()
+			var wg sync.WaitGroup
+			for range clients {
+				wg.Go(func() {
+					for {
+						first := int(next.Add(per)) - per
+						if first >= b.N {
+							return
+						}
+						bodies := make([]meridian.Entity, 0, per)
+						for j := first; j < min(first+per, b.N); j++ {
+							bodies = append(bodies, benchTable(j))
+						}
+						items, err := c.e.BulkCreateOrUpdate(c.ctx, c.admin, "table", bodies)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						for _, it := range items {
+							if it.Err != nil {
+								b.Error(it.Err)
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
 			reportCPU(b, start)
 		})
 	}

@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
+)
+
+// The full-text rows Index holds back (ftsRow) must answer as if written at once.
+
+func TestHeldFullTextRowsAnswerAsIfWritten(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	doc := func(id, desc string) search.Doc {
+		return search.Doc{ID: id, Kind: "table", FQN: "svc.db.s." + id, Name: id, Description: desc, Source: []byte(`{}`)}
+	}
+	find := func(t *testing.T, tx store.Tx, word string) []string {
+		t.Helper()
+		res, err := tx.Search(ctx, search.Query{Terms: []string{word}, Strict: true, Size: 10})
+		if err != nil {
+			t.Fatalf("Search %s: %v", word, err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, step := range []struct {
+		name string
+		do   func() error
+	}{
+		{"index a", func() error { return tx.Index(ctx, doc("a", "invoices paid")) }},
+		{"index b", func() error { return tx.Index(ctx, doc("b", "invoices overdue")) }},
+		{"reindex a", func() error { return tx.Index(ctx, doc("a", "refunds")) }},
+		{"index c, rolled back", func() error {
+			q := tx.SQL()
+			if _, err := q.Exec(ctx, "SAVEPOINT t"); err != nil {
+				return err
+			}
+			if err := tx.Index(ctx, doc("c", "invoices lost")); err != nil {
+				return err
+			}
+			if _, err := q.Exec(ctx, "ROLLBACK TO SAVEPOINT t"); err != nil {
+				return err
+			}
+			_, err := q.Exec(ctx, "RELEASE SAVEPOINT t")
+			return err
+		}},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+	}
+	check := func(t *testing.T, tx store.Tx) {
+		for _, c := range []struct {
+			word string
+			want []string
+		}{
+			{"invoices", []string{"b"}},
+			{"refunds", []string{"a"}},
+			{"lost", nil},
+		} {
+			if got := find(t, tx, c.word); !slices.Equal(got, c.want) {
+				t.Errorf("%s matches %q, want %q", c.word, got, c.want)
+			}
+		}
+	}
+	t.Run("in the transaction", func(t *testing.T) { check(t, tx) })
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("after commit", func(t *testing.T) {
+		rtx, err := db.Begin(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rtx.Rollback()
+		check(t, rtx)
+		var n int
+		if err := rtx.SQL().QueryRow(ctx, "SELECT count(*) FROM search_fts").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 {
+			t.Errorf("%d full-text rows, want 2 (a and b)", n)
+		}
+	})
+}
