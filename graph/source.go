@@ -107,3 +107,27 @@ func (c *CatalogSource) Each(ctx context.Context, f func(kind, id string) error)
 	}
 	return nil
 }
+
+var _ Outbox = (*CatalogSource)(nil)
+
+// Mark implements Outbox.
+func (c *CatalogSource) Mark(ctx context.Context) (store.OutboxMark, error) {
+	var m store.OutboxMark
+	err := c.Entities.InTx(ctx, false, func(tx store.Tx) error {
+		var err error
+		m, err = store.ReadOutboxMark(ctx, tx)
+		return err
+	})
+	return m, err
+}
+
+// EventsAfter implements Outbox.
+func (c *CatalogSource) EventsAfter(ctx context.Context, after int64, limit int) ([]meridian.ChangeEvent, error) {
+	var out []meridian.ChangeEvent
+	err := c.Entities.InTx(ctx, false, func(tx store.Tx) error {
+		var err error
+		out, err = tx.Events(ctx, store.EventQuery{After: after, Limit: limit})
+		return err
+	})
+	return out, err
+}

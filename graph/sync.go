@@ -35,10 +35,17 @@ type Sync struct {
 	onto    *Ontology
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	ready     atomic.Bool
-	built     chan struct{} // closed once the projection is first ready
-	builtOnce sync.Once
+	mu sync.Mutex
+	// applied is the outbox sequence number up to which the projection reflects the
+	// catalog (appliedID its event's id); gen counts the changes applied, savedGen the
+	// count the last snapshot holds. Under mu.
+	applied       int64
+	appliedID     string
+	gen, savedGen uint64
+	saveMu        sync.Mutex // one snapshot written at a time
+	ready         atomic.Bool
+	built         chan struct{} // closed once the projection is first ready
+	builtOnce     sync.Once
 }
 
 var _ store.Consumer = (*Sync)(nil)
@@ -75,18 +82,30 @@ func (s *Sync) Ontology() *Ontology { return s.onto }
 // entity change replaces its description. Errors: the catalog's and the backend's; the
 // dispatcher delivers the event again later.
 func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if projected(ev) {
+		if err := s.handle(ctx, ev); err != nil {
+			return err
+		}
+	}
+	s.advance(ev.Seq, ev.ID)
+	return nil
+}
+
+// projected reports whether an event changes the projection: an entity change.
+func projected(ev meridian.ChangeEvent) bool {
 	switch ev.EventType {
 	case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
 		meridian.EventEntityRestored, meridian.EventEntityFieldsChanged, meridian.EventEntityLineageAdded,
 		meridian.EventEntityLineageDeleted, meridian.EventEntityLineageUpdated, meridian.EventEntityDeleted:
-	default:
-		return nil
+		return ev.EntityType != "" && ev.EntityID != ""
 	}
-	if ev.EntityType == "" || ev.EntityID == "" {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return false
+}
+
+// handle re-projects the entity of a projected event. The lock is held.
+func (s *Sync) handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	// A recursive delete (and a restore) records one event for the root of the tree:
 	// the entities below it, by FQN, are re-projected too.
 	var below []string
@@ -188,6 +207,14 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res RebuildResult
+	// Every event up to the outbox's head is reflected by a catalog read after it.
+	var mark store.OutboxMark
+	if out, ok := src.(Outbox); ok {
+		var err error
+		if mark, err = out.Mark(ctx); err != nil {
+			return res, err
+		}
+	}
 	aside, ok := s.backend.(Rebuilder)
 	begin := s.backend.Reset
 	if ok {
@@ -258,7 +285,9 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 			return res, err
 		}
 	}
+	s.applied, s.appliedID = 0, ""
+	s.advance(mark.Head, mark.HeadID)
 	s.MarkReady()
-	s.log.Info("graph projection rebuilt", "entities", res.Entities)
+	s.log.Info("graph projection rebuilt", "entities", res.Entities, "outboxHead", mark.Head)
 	return res, nil
 }
