@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/tggo/goRDFlib/term"
@@ -407,8 +409,13 @@ func decodeStore(payload []byte) (*Store, error) {
 
 // index derives what decodeStore does not read: a triple no description references
 // is freed, each live triple takes its references to its terms and enters the three
-// indexes (byS ordered by predicate), and the dictionary lists every used term.
+// indexes (byS ordered by predicate), and the dictionary lists every used term. Each
+// index list is allocated once at its final length, from a first counting pass.
 func (s *Store) index() error {
+	var count [3][]uint32
+	for i := range count {
+		count[i] = make([]uint32, len(s.terms))
+	}
 	for id := 1; id < len(s.triples); id++ {
 		r := &s.triples[id]
 		if r.refs == 0 {
@@ -419,20 +426,39 @@ func (s *Store) index() error {
 		s.termRefs[r.s] += r.refs
 		s.termRefs[r.p] += r.refs
 		s.termRefs[r.o] += r.refs
-		r.pos[0] = uint32(len(s.byS[r.s]))
-		s.byS[r.s] = append(s.byS[r.s], uint32(id))
-		r.pos[1] = uint32(len(s.byP[r.p]))
-		s.byP[r.p] = append(s.byP[r.p], uint32(id))
-		r.pos[2] = uint32(len(s.byO[r.o]))
-		s.byO[r.o] = append(s.byO[r.o], uint32(id))
+		count[0][r.s]++
+		count[1][r.p]++
+		count[2][r.o]++
 		s.live++
 	}
+	indexes := [3]map[uint32][]uint32{s.byS, s.byP, s.byO}
+	for i, index := range indexes {
+		backing := make([]uint32, 0, s.live)
+		for id, n := range count[i] {
+			if n > 0 {
+				index[uint32(id)] = backing[len(backing) : len(backing) : len(backing)+int(n)]
+				backing = backing[:len(backing)+int(n)]
+			}
+		}
+	}
+	for id := 1; id < len(s.triples); id++ {
+		r := &s.triples[id]
+		if r.refs == 0 {
+			continue
+		}
+		for i, key := range [3]uint32{r.s, r.p, r.o} {
+			l := indexes[i][key]
+			r.pos[i] = uint32(len(l))
+			indexes[i][key] = append(l, uint32(id))
+		}
+	}
 	for _, l := range s.byS {
-		sort.SliceStable(l, func(i, j int) bool { return s.triples[l[i]].p < s.triples[l[j]].p })
+		slices.SortFunc(l, func(a, b uint32) int { return cmp.Compare(s.triples[a].p, s.triples[b].p) })
 		for i, id := range l {
 			s.triples[id].pos[0] = uint32(i)
 		}
 	}
+	s.dict = make(map[string]uint32, len(s.terms))
 	for id := 1; id < len(s.terms); id++ {
 		t := s.terms[id]
 		if t == nil || s.termRefs[id] == 0 {

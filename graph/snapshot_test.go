@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/tggo/goRDFlib/term"
 )
@@ -213,4 +214,37 @@ func TestDecodingADamagedPayloadNeverPanics(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("no damaged payload was refused")
 	}
+}
+
+// BenchmarkSnapshotOfAMillionTriples writes and loads the snapshot of the store
+// BenchmarkMillionTriples builds, reporting the time the read lock is held (the
+// tables' copy), the write, the load and the file's size.
+func BenchmarkSnapshotOfAMillionTriples(b *testing.B) {
+	s := NewStore()
+	s.Load(syntheticCatalog(24000))
+	path := filepath.Join(b.TempDir(), "graph.snapshot")
+	b.ResetTimer()
+	var locked, written, loaded time.Duration
+	var size int64
+	for range b.N {
+		start := time.Now()
+		img := s.image()
+		locked += time.Since(start)
+		n, err := writeSnapshot(path, img, SnapshotMeta{Seq: 1, EventID: "e", Version: ProjectionVersion})
+		if err != nil {
+			b.Fatal(err)
+		}
+		written += time.Since(start)
+		size = n
+		start = time.Now()
+		if _, _, err := ReadSnapshot(path); err != nil {
+			b.Fatal(err)
+		}
+		loaded += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(locked.Milliseconds())/n, "ms-locked")
+	b.ReportMetric(float64(written.Milliseconds())/n, "ms-write")
+	b.ReportMetric(float64(loaded.Milliseconds())/n, "ms-load")
+	b.ReportMetric(float64(size)/(1<<20), "MiB")
 }

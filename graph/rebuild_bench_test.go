@@ -1,0 +1,71 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/graph"
+	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/tools/catalogtest"
+)
+
+// benchTables is how many tables BenchmarkRebuildFromTheCatalog's catalog holds (with
+// their service, database and schemas, a tag and lineage from an earlier table).
+const benchTables = 2000
+
+// BenchmarkRebuildFromTheCatalog rebuilds the projection of a catalog of benchTables
+// tables on SQLite and reports entities/s.
+func BenchmarkRebuildFromTheCatalog(b *testing.B) {
+	ctx := context.Background()
+	c := catalogtest.Open(b, app.Config{})
+	c.Table(b, "svc", "db", "s0", "seed", 1)
+	for i := 1; i < 10; i++ {
+		c.Create(b, "databaseSchema", meridian.Entity{"name": fmt.Sprint("s", i), "database": "svc.db"})
+	}
+	c.Create(b, "classification", meridian.Entity{"name": "Tier", "description": "Tiers"})
+	c.Create(b, "tag", meridian.Entity{"name": "Gold", "description": "Gold", "classification": "Tier"})
+	const batch = 500
+	for from := 0; from < benchTables; from += batch {
+		var bodies []meridian.Entity
+		for i := from; i < from+batch; i++ {
+			cols := make([]any, 6)
+			for j := range cols {
+				cols[j] = map[string]any{"name": fmt.Sprintf("c%d", j), "dataType": "INT", "description": "A column"}
+			}
+			bodies = append(bodies, meridian.Entity{"name": fmt.Sprint("t", i), "databaseSchema": fmt.Sprint("svc.db.s", i%10),
+				"columns": cols, "description": fmt.Sprint("Table ", i), "tags": []any{map[string]any{"tagFQN": "Tier.Gold"}}})
+		}
+		items, err := c.Entities.BulkCreateOrUpdate(ctx, c.Admin, "table", bodies)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range items {
+			if it.Err != nil {
+				b.Fatal(it.Err)
+			}
+		}
+	}
+	for i := 1; i < benchTables; i += 3 {
+		if _, err := c.Entities.AddLineage(ctx, c.Admin, store.AddLineage{Edge: store.EdgeInput{
+			FromEntity: meridian.EntityRef{Type: "table", FullyQualifiedName: fmt.Sprint("svc.db.s", (i/2)%10, ".t", i/2)},
+			ToEntity:   meridian.EntityRef{Type: "table", FullyQualifiedName: fmt.Sprint("svc.db.s", i%10, ".t", i)}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src := &graph.CatalogSource{Entities: c.Entities}
+	b.ResetTimer()
+	var entities int
+	start := time.Now()
+	for range b.N {
+		res, err := c.Graph.Sync().Rebuild(ctx, src, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		entities += res.Entities
+	}
+	b.ReportMetric(float64(entities)/time.Since(start).Seconds(), "entities/s")
+}
