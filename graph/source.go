@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -33,24 +34,26 @@ func (c *CatalogSource) Entity(ctx context.Context, kind, id string) (meridian.E
 		store.GetOptions{Fields: strings.Join(fields, ","), Include: store.IncludeAll})
 }
 
-// Upstream implements Source with a one-level upstream lineage walk.
-func (c *CatalogSource) Upstream(ctx context.Context, kind, id string) ([]Upstream, error) {
-	l, err := c.Entities.GetLineage(ctx, meridian.System, kind, store.ByID(id),
-		store.LineageOptions{Upstream: 1, IncludeDeleted: true})
+// Upstream implements Source with a one-level upstream lineage walk
+// (store.UpstreamOf, which does not read the entity's document again).
+func (c *CatalogSource) Upstream(ctx context.Context, _, id string) ([]Upstream, error) {
+	var edges []store.LineageEdge
+	var rows map[string]store.Row
+	err := c.Entities.InTx(ctx, false, func(tx store.Tx) error {
+		var err error
+		edges, rows, err = store.UpstreamOf(ctx, tx, id)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	nodes := map[string]meridian.EntityRef{}
-	for _, n := range l.Nodes {
-		nodes[n.ID] = n
-	}
 	var out []Upstream
-	for _, e := range l.UpstreamEdges {
-		n, ok := nodes[e.FromEntity]
+	for _, e := range edges {
+		n, ok := rows[e.FromEntity]
 		if e.ToEntity != id || !ok {
 			continue
 		}
-		up := Upstream{Kind: n.Type, ID: n.ID, FQN: n.FullyQualifiedName}
+		up := Upstream{Kind: n.Kind, ID: n.ID, FQN: n.FQN}
 		if e.LineageDetails != nil {
 			for _, cl := range e.LineageDetails.ColumnsLineage {
 				up.Columns = append(up.Columns, ColumnEdge{From: cl.FromColumns, To: cl.ToColumn})
@@ -130,4 +133,41 @@ func (c *CatalogSource) EventsAfter(ctx context.Context, after int64, limit int)
 		return err
 	})
 	return out, err
+}
+
+// resolveCacheSize bounds the FQNs a resolveCache remembers.
+const resolveCacheSize = 100_000
+
+// resolveCache is a Source that remembers the ids Resolve found (at most
+// resolveCacheSize of them), for the duration of one rebuild: an entity deleted or
+// renamed meanwhile is re-projected by its change event afterwards.
+type resolveCache struct {
+	Source
+	mu  sync.Mutex
+	ids map[[2]string]string
+}
+
+func newResolveCache(src Source) *resolveCache {
+	return &resolveCache{Source: src, ids: map[[2]string]string{}}
+}
+
+// Resolve implements Source.
+func (r *resolveCache) Resolve(ctx context.Context, kind, fqn string) (string, error) {
+	k := [2]string{kind, fqn}
+	r.mu.Lock()
+	id, ok := r.ids[k]
+	r.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := r.Source.Resolve(ctx, kind, fqn)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	if len(r.ids) < resolveCacheSize {
+		r.ids[k] = id
+	}
+	r.mu.Unlock()
+	return id, nil
 }

@@ -226,6 +226,9 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
 		return res, err
 	}
+	// The tags and links of many entities name the same few entities: a rebuild
+	// resolves each once.
+	proj := NewProjector(s.proj.reg, newResolveCache(s.proj.src))
 	type ref struct{ kind, id string }
 	var pending []ref
 	flush := func() error {
@@ -236,7 +239,7 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		for w := 0; w < rebuildWorkers; w++ {
 			wg.Go(func() {
 				for i := w; i < len(pending); i += rebuildWorkers {
-					d, ok, err := s.proj.Project(ctx, pending[i].kind, pending[i].id)
+					d, ok, err := proj.Project(ctx, pending[i].kind, pending[i].id)
 					if err != nil {
 						errs[w] = err
 						return
