@@ -13,6 +13,7 @@ import (
 	"github.com/meridian-catalog/meridian/app"
 	"github.com/meridian-catalog/meridian/graph"
 	"github.com/meridian-catalog/meridian/store"
+	"github.com/meridian-catalog/meridian/store/postgres/pgtest"
 	"github.com/meridian-catalog/meridian/tools/catalogtest"
 )
 
@@ -27,10 +28,15 @@ func benchTables() int {
 }
 
 // BenchmarkRebuildFromTheCatalog rebuilds the projection of a catalog of benchTables
-// tables on SQLite and reports entities/s.
+// tables on both drivers and reports entities/s.
 func BenchmarkRebuildFromTheCatalog(b *testing.B) {
+	b.Run("SQLite", func(b *testing.B) { benchmarkRebuild(b, app.Config{}) })
+	b.Run("PostgreSQL", func(b *testing.B) { benchmarkRebuild(b, app.Config{DatabaseURL: pgtest.NewDatabase(b)}) })
+}
+
+func benchmarkRebuild(b *testing.B, cfg app.Config) {
 	ctx := context.Background()
-	c := catalogtest.Open(b, app.Config{})
+	c := catalogtest.Open(b, cfg)
 	c.Table(b, "svc", "db", "s0", "seed", 1)
 	for i := 1; i < 10; i++ {
 		c.Create(b, "databaseSchema", meridian.Entity{"name": fmt.Sprint("s", i), "database": "svc.db"})

@@ -24,14 +24,45 @@ func (c *CatalogSource) Entity(ctx context.Context, kind, id string) (meridian.E
 	if err != nil {
 		return nil, err
 	}
+	return c.Entities.Get(ctx, meridian.System, kind, store.ByID(id),
+		store.GetOptions{Fields: projectedFields(k), Include: store.IncludeAll})
+}
+
+// projectedFields is the ?fields= of the ProjectedFields the kind has.
+func projectedFields(k *meridian.Kind) string {
 	var fields []string
 	for _, f := range ProjectedFields {
 		if k.HasField(f) {
 			fields = append(fields, f)
 		}
 	}
-	return c.Entities.Get(ctx, meridian.System, kind, store.ByID(id),
-		store.GetOptions{Fields: strings.Join(fields, ","), Include: store.IncludeAll})
+	return strings.Join(fields, ",")
+}
+
+var _ EntityLister = (*CatalogSource)(nil)
+
+// EachEntity implements EntityLister, kind by kind, a page of eachPage entities per
+// read transaction (Entities.List with the projected fields).
+func (c *CatalogSource) EachEntity(ctx context.Context, f func(kind string, e meridian.Entity) error) error {
+	for _, k := range c.Entities.Registry().Kinds() {
+		o := store.ListOptions{Fields: projectedFields(k), Include: store.IncludeAll, Limit: eachPage}
+		for {
+			page, err := c.Entities.List(ctx, meridian.System, k.Name, o)
+			if err != nil {
+				return err
+			}
+			for _, e := range page.Data {
+				if err := f(k.Name, e); err != nil {
+					return err
+				}
+			}
+			if page.After == "" {
+				break
+			}
+			o.After = page.After
+		}
+	}
+	return nil
 }
 
 // Upstream implements Source with a one-level upstream lineage walk

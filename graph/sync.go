@@ -196,6 +196,13 @@ func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
 	return nil
 }
 
+// EntityLister is implemented by a Source that lists whole entities (with the fields
+// the projection maps, soft-deleted ones included, secrets masked) a page at a time,
+// which a rebuild reads instead of each entity alone.
+type EntityLister interface {
+	EachEntity(ctx context.Context, f func(kind string, e meridian.Entity) error) error
+}
+
 // RebuildResult is the result of a rebuild.
 type RebuildResult struct {
 	Entities int `json:"entities"`
@@ -229,7 +236,11 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	// The tags and links of many entities name the same few entities: a rebuild
 	// resolves each once.
 	proj := NewProjector(s.proj.reg, newResolveCache(s.proj.src))
-	type ref struct{ kind, id string }
+	// ref is an entity to project: by kind and id, or read already (e) by a lister.
+	type ref struct {
+		kind, id string
+		e        meridian.Entity
+	}
 	var pending []ref
 	flush := func() error {
 		descs := make([]Description, len(pending))
@@ -239,7 +250,15 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		for w := 0; w < rebuildWorkers; w++ {
 			wg.Go(func() {
 				for i := w; i < len(pending); i += rebuildWorkers {
-					d, ok, err := proj.Project(ctx, pending[i].kind, pending[i].id)
+					var d Description
+					var ok bool
+					var err error
+					if e := pending[i].e; e == nil {
+						d, ok, err = proj.Project(ctx, pending[i].kind, pending[i].id)
+					} else if k, known := s.proj.reg.Kind(pending[i].kind); known {
+						d, err = proj.projectEntity(ctx, k, e)
+						ok = err == nil
+					}
 					if err != nil {
 						errs[w] = err
 						return
@@ -270,13 +289,19 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		}
 		return nil
 	}
-	err := src.Each(ctx, func(kind, id string) error {
-		pending = append(pending, ref{kind, id})
+	add := func(r ref) error {
+		pending = append(pending, r)
 		if len(pending) >= rebuildBatch {
 			return flush()
 		}
 		return nil
-	})
+	}
+	var err error
+	if lister, ok := src.(EntityLister); ok {
+		err = lister.EachEntity(ctx, func(kind string, e meridian.Entity) error { return add(ref{kind: kind, e: e}) })
+	} else {
+		err = src.Each(ctx, func(kind, id string) error { return add(ref{kind: kind, id: id}) })
+	}
 	if err == nil && len(pending) > 0 {
 		err = flush()
 	}
