@@ -180,10 +180,10 @@ func (s *Sync) Restore(ctx context.Context, path string, out Outbox) (SnapshotSt
 	if n == 0 && mark.Head == meta.Seq {
 		s.savedGen = s.gen // the file already holds this state
 	}
-	s.MarkReady()
 	stats := SnapshotStats{Seq: meta.Seq, Replayed: n, Took: time.Since(start)}
 	s.log.Info("graph projection restored from its snapshot", "path", path, "snapshotSeq", meta.Seq,
 		"outboxHead", mark.Head, "replayed", n, "triples", st.Len(), "took", stats.Took.Round(time.Millisecond))
+	s.MarkReady()
 	return stats, true, nil
 }
 

@@ -315,7 +315,7 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	}
 	s.applied, s.appliedID = 0, ""
 	s.advance(mark.Head, mark.HeadID)
-	s.MarkReady()
 	s.log.Info("graph projection rebuilt", "entities", res.Entities, "outboxHead", mark.Head)
+	s.MarkReady()
 	return res, nil
 }
