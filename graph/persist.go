@@ -171,6 +171,13 @@ func (s *Sync) Restore(ctx context.Context, path string, out Outbox) (SnapshotSt
 	}
 	e.install(st)
 	n, err := s.catchUp(ctx, out, meta.Seq, mark.Head)
+	if err == nil {
+		// Retention may have pruned events while they were read: then some may be missed.
+		var after store.OutboxMark
+		if after, err = out.Mark(ctx); err == nil && after.Pruned > meta.Seq {
+			err = errors.New("events after the snapshot were pruned while it was caught up")
+		}
+	}
 	if err != nil {
 		e.install(NewStore())
 		return SnapshotStats{}, false, err
