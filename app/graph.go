@@ -165,7 +165,7 @@ func (c *Catalog) SaveGraphSnapshot(force bool) {
 }
 
 // runGraphSnapshots writes the embedded graph's snapshot in the background until ctx
-// ends, then once more (the dispatcher has stopped by then when Run calls it last).
+// ends (Run writes the last one once every consumer has stopped).
 func (c *Catalog) runGraphSnapshots(ctx context.Context) {
 	c.Graph.Sync().RunSnapshots(ctx, c.graphSnapshot, snapshotEvery, snapshotChanges)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/meridian-catalog/meridian"
@@ -122,6 +125,7 @@ func (s *Sync) Restore(ctx context.Context, path string, out Outbox) (SnapshotSt
 		return SnapshotStats{}, false, nil
 	}
 	start := time.Now()
+	removeStaleTemps(path, s.log)
 	st, meta, err := ReadSnapshot(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -245,4 +249,15 @@ read:
 		n++
 	}
 	return n, nil
+}
+
+// removeStaleTemps removes the temporary files a process killed while writing a
+// snapshot to path left beside it.
+func removeStaleTemps(path string, log *slog.Logger) {
+	stale, _ := filepath.Glob(path + ".tmp-*")
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			log.Warn("a stale graph snapshot file was not removed", "path", f, "err", err)
+		}
+	}
 }

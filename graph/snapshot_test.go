@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -148,6 +150,26 @@ func embeddedOver(s *Store) *Embedded {
 	e := NewEmbedded()
 	e.install(s)
 	return e
+}
+
+func TestRestoreRemovesTheTemporaryFilesOfAnInterruptedWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "graph.snapshot")
+	left := path + ".tmp-123"
+	if err := os.WriteFile(left, []byte("half a snapshot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "graph.snapshot.bak")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removeStaleTemps(path, slog.New(slog.DiscardHandler))
+	if _, err := os.Stat(left); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another file was removed: %v", err)
+	}
 }
 
 func TestDamagedOrForeignSnapshotsAreRefused(t *testing.T) {
