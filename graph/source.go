@@ -68,16 +68,34 @@ func (c *CatalogSource) EachEntity(ctx context.Context, f func(kind string, e me
 // Upstream implements Source with a one-level upstream lineage walk
 // (store.UpstreamOf, which does not read the entity's document again).
 func (c *CatalogSource) Upstream(ctx context.Context, _, id string) ([]Upstream, error) {
-	var edges []store.LineageEdge
-	var rows map[string]store.Row
+	ups, err := c.UpstreamOfMany(ctx, []string{id})
+	return ups[id], err
+}
+
+var _ UpstreamBatcher = (*CatalogSource)(nil)
+
+// UpstreamOfMany implements UpstreamBatcher, in one read transaction.
+func (c *CatalogSource) UpstreamOfMany(ctx context.Context, ids []string) (map[string][]Upstream, error) {
+	out := make(map[string][]Upstream, len(ids))
 	err := c.Entities.InTx(ctx, false, func(tx store.Tx) error {
-		var err error
-		edges, rows, err = store.UpstreamOf(ctx, tx, id)
-		return err
+		for _, id := range ids {
+			edges, rows, err := store.UpstreamOf(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			out[id] = upstreams(id, edges, rows)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// upstreams maps the lineage edges into id, with the rows of their upstream ends, to
+// the projection's Upstream.
+func upstreams(id string, edges []store.LineageEdge, rows map[string]store.Row) []Upstream {
 	var out []Upstream
 	for _, e := range edges {
 		n, ok := rows[e.FromEntity]
@@ -92,7 +110,7 @@ func (c *CatalogSource) Upstream(ctx context.Context, _, id string) ([]Upstream,
 		}
 		out = append(out, up)
 	}
-	return out, nil
+	return out
 }
 
 // Resolve implements Source.

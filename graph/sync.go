@@ -203,6 +203,13 @@ type EntityLister interface {
 	EachEntity(ctx context.Context, f func(kind string, e meridian.Entity) error) error
 }
 
+// UpstreamBatcher is implemented by a Source that reads the upstream edges of many
+// entities at once (in one read transaction), by entity id, which a rebuild uses for
+// the entities an EntityLister read.
+type UpstreamBatcher interface {
+	UpstreamOfMany(ctx context.Context, ids []string) (map[string][]Upstream, error)
+}
+
 // RebuildResult is the result of a rebuild.
 type RebuildResult struct {
 	Entities int `json:"entities"`
@@ -236,6 +243,7 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	// The tags and links of many entities name the same few entities: a rebuild
 	// resolves each once.
 	proj := NewProjector(s.proj.reg, newResolveCache(s.proj.src))
+	batcher, _ := s.proj.src.(UpstreamBatcher)
 	// ref is an entity to project: by kind and id, or read already (e) by a lister.
 	type ref struct {
 		kind, id string
@@ -249,21 +257,46 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		var wg sync.WaitGroup
 		for w := 0; w < rebuildWorkers; w++ {
 			wg.Go(func() {
+				// The upstream edges of the entities a lister read are read together.
+				var listed []int
+				var ids []string
 				for i := w; i < len(pending); i += rebuildWorkers {
+					if pending[i].e == nil {
+						d, ok, err := proj.Project(ctx, pending[i].kind, pending[i].id)
+						if err != nil {
+							errs[w] = err
+							return
+						}
+						descs[i], found[i] = d, ok
+						continue
+					}
+					if k, known := s.proj.reg.Kind(pending[i].kind); known {
+						listed = append(listed, i)
+						if !k.NoLineage {
+							ids = append(ids, pending[i].e.ID())
+						}
+					}
+				}
+				var ups map[string][]Upstream
+				if batcher != nil && len(ids) > 0 {
+					if ups, errs[w] = batcher.UpstreamOfMany(ctx, ids); errs[w] != nil {
+						return
+					}
+				}
+				for _, i := range listed {
+					k, _ := s.proj.reg.Kind(pending[i].kind)
 					var d Description
-					var ok bool
 					var err error
-					if e := pending[i].e; e == nil {
-						d, ok, err = proj.Project(ctx, pending[i].kind, pending[i].id)
-					} else if k, known := s.proj.reg.Kind(pending[i].kind); known {
-						d, err = proj.projectEntity(ctx, k, e)
-						ok = err == nil
+					if batcher != nil {
+						d, err = proj.Describe(ctx, k, pending[i].e, ups[pending[i].e.ID()])
+					} else {
+						d, err = proj.projectEntity(ctx, k, pending[i].e)
 					}
 					if err != nil {
 						errs[w] = err
 						return
 					}
-					descs[i], found[i] = d, ok
+					descs[i], found[i] = d, true
 				}
 			})
 		}
