@@ -322,21 +322,49 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		}
 		return nil
 	}
-	add := func(r ref) error {
-		pending = append(pending, r)
-		if len(pending) >= rebuildBatch {
-			return flush()
+	// The source is read in its own goroutine, a batch ahead of the projection.
+	batches := make(chan []ref, 1)
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var readErr error
+	go func() {
+		defer close(batches)
+		var b []ref
+		emit := func() error {
+			select {
+			case batches <- b:
+				b = nil
+				return nil
+			case <-readCtx.Done():
+				return readCtx.Err()
+			}
 		}
-		return nil
-	}
+		add := func(r ref) error {
+			if b = append(b, r); len(b) >= rebuildBatch {
+				return emit()
+			}
+			return nil
+		}
+		if lister, ok := src.(EntityLister); ok {
+			readErr = lister.EachEntity(readCtx, func(kind string, e meridian.Entity) error { return add(ref{kind: kind, e: e}) })
+		} else {
+			readErr = src.Each(readCtx, func(kind, id string) error { return add(ref{kind: kind, id: id}) })
+		}
+		if readErr == nil && len(b) > 0 {
+			readErr = emit()
+		}
+	}()
 	var err error
-	if lister, ok := src.(EntityLister); ok {
-		err = lister.EachEntity(ctx, func(kind string, e meridian.Entity) error { return add(ref{kind: kind, e: e}) })
-	} else {
-		err = src.Each(ctx, func(kind, id string) error { return add(ref{kind: kind, id: id}) })
+	for b := range batches {
+		if err == nil {
+			pending = b
+			if err = flush(); err != nil {
+				cancel()
+			}
+		}
 	}
-	if err == nil && len(pending) > 0 {
-		err = flush()
+	if err == nil {
+		err = readErr
 	}
 	if err != nil {
 		return res, err
