@@ -154,8 +154,10 @@ type Catalog struct {
 	auditClosed bool
 	// Graph answers bounded SPARQL over the catalog's RDF projection, which its Sync
 	// keeps in step as an outbox consumer; Run builds it first (BuildGraph).
-	Graph       *graph.Service
-	graphRemote bool
+	Graph         *graph.Service
+	graphRemote   bool
+	graphSnapshot string // the embedded graph's snapshot file; empty for none
+	log           *slog.Logger
 }
 
 // Open opens the catalog cfg describes: it opens the store and applies its
@@ -255,7 +257,8 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("load the execution record schemas: %w", err)
 	}
-	kg, err := newGraph(cfg.Graph, ents, log)
+	graphCfg := cfg.Graph.withDefaults(cfg.DataDir)
+	kg, err := newGraph(graphCfg, ents, log)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge graph: %w", err)
 	}
@@ -305,7 +308,9 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		Executions:      execs,
 		Billing:         bill,
 		Graph:           kg,
-		graphRemote:     cfg.Graph.Remote() || (cfg.Graph == GraphConfig{} && GraphFromEnv().Remote()),
+		graphRemote:     graphCfg.Remote(),
+		graphSnapshot:   graphCfg.Snapshot,
+		log:             log,
 	}
 	registerGraphJob(js, c)
 	return c, nil
@@ -367,7 +372,10 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Go(func() { c.QueryRunnerRuns.Run(ctx) })
 	wg.Go(func() { c.Billing.Run(ctx) })
 	wg.Go(func() { c.Events.Run(ctx) })
+	wg.Go(func() { c.runGraphSnapshots(ctx) })
 	wg.Wait()
+	// Every consumer has stopped: the snapshot holds all the graph has applied.
+	c.SaveGraphSnapshot(false)
 }
 
 // startAudit starts the audit writer once, on its own context: it outlives Run's, so

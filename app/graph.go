@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/graph"
@@ -19,12 +21,46 @@ type GraphConfig struct {
 	// update URLs; both empty means the embedded store. Their zero values read
 	// MERIDIAN_SPARQL_ENDPOINT and MERIDIAN_SPARQL_UPDATE_ENDPOINT (GraphFromEnv).
 	Endpoint, UpdateEndpoint string
+	// Snapshot is the file the embedded store is saved to (on shutdown, and in the
+	// background once it changed) and restored from at start; empty means
+	// DataDir/GraphSnapshotFile, SnapshotOff none (every start rebuilds). Its zero
+	// value reads MERIDIAN_GRAPH_SNAPSHOT. A remote store keeps no snapshot.
+	Snapshot string
 }
+
+// GraphSnapshotFile is the embedded graph's snapshot in the data directory.
+const GraphSnapshotFile = "graph.snapshot"
+
+// SnapshotOff as GraphConfig.Snapshot keeps no snapshot.
+const SnapshotOff = "off"
+
+// Background snapshots: one is written when the projection changed and snapshotEvery
+// has passed since the last, or sooner after snapshotChanges outbox events.
+const (
+	snapshotEvery   = 5 * time.Minute
+	snapshotChanges = 10_000
+)
 
 // GraphFromEnv reads the graph configuration from the environment.
 func GraphFromEnv() GraphConfig {
 	return GraphConfig{Endpoint: strings.TrimSpace(os.Getenv("MERIDIAN_SPARQL_ENDPOINT")),
-		UpdateEndpoint: strings.TrimSpace(os.Getenv("MERIDIAN_SPARQL_UPDATE_ENDPOINT"))}
+		UpdateEndpoint: strings.TrimSpace(os.Getenv("MERIDIAN_SPARQL_UPDATE_ENDPOINT")),
+		Snapshot:       strings.TrimSpace(os.Getenv("MERIDIAN_GRAPH_SNAPSHOT"))}
+}
+
+// withDefaults reads the environment for a zero configuration and fills the snapshot
+// path: DataDir/GraphSnapshotFile by default, empty when off or remote.
+func (c GraphConfig) withDefaults(dataDir string) GraphConfig {
+	if c == (GraphConfig{}) {
+		c = GraphFromEnv()
+	}
+	switch {
+	case c.Remote() || strings.EqualFold(c.Snapshot, SnapshotOff):
+		c.Snapshot = ""
+	case c.Snapshot == "":
+		c.Snapshot = filepath.Join(dataDir, GraphSnapshotFile)
+	}
+	return c
 }
 
 // Remote reports whether the configuration names a remote store.
@@ -37,9 +73,6 @@ var remoteGraph func(cfg GraphConfig, log *slog.Logger) (graph.Backend, error)
 
 // newGraph builds the knowledge graph's backend, synchroniser and service.
 func newGraph(cfg GraphConfig, ents *store.Entities, log *slog.Logger) (*graph.Service, error) {
-	if cfg == (GraphConfig{}) {
-		cfg = GraphFromEnv()
-	}
 	var backend graph.Backend = graph.NewEmbedded()
 	if cfg.Remote() {
 		if cfg.Endpoint == "" || cfg.UpdateEndpoint == "" {
@@ -89,9 +122,10 @@ func (c *Catalog) rebuildGraph(ctx context.Context, progress store.JobProgress) 
 	})
 }
 
-// BuildGraph builds the knowledge graph at once: the embedded store is in memory, so
-// every start builds it; a remote store keeps its data and is built only when it holds
-// no projection yet.
+// BuildGraph builds the knowledge graph at once. The embedded store is in memory: it
+// is restored from its snapshot and caught up with the outbox when the snapshot is
+// usable, and otherwise rebuilt from the catalog and saved. A remote store keeps its
+// data and is built only when it holds no projection yet.
 // Errors: the catalog's and the backend's.
 func (c *Catalog) BuildGraph(ctx context.Context) error {
 	if c.graphRemote {
@@ -102,8 +136,38 @@ func (c *Catalog) BuildGraph(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := c.rebuildGraph(ctx, nil)
-	return err
+	if c.graphSnapshot != "" {
+		_, ok, err := c.Graph.Sync().Restore(ctx, c.graphSnapshot, &graph.CatalogSource{Entities: c.Entities})
+		if ok {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			c.log.Warn("the graph snapshot could not be caught up; the projection is rebuilt", "err", err)
+		}
+	}
+	if _, err := c.rebuildGraph(ctx, nil); err != nil {
+		return err
+	}
+	c.SaveGraphSnapshot(true)
+	return nil
+}
+
+// SaveGraphSnapshot writes the embedded graph's snapshot when it changed since the
+// last one (always when force), logging a failure: a missing snapshot only costs a
+// rebuild at the next start.
+func (c *Catalog) SaveGraphSnapshot(force bool) {
+	if _, _, err := c.Graph.Sync().SaveSnapshot(c.graphSnapshot, force); err != nil {
+		c.log.Warn("graph snapshot not written", "path", c.graphSnapshot, "err", err)
+	}
+}
+
+// runGraphSnapshots writes the embedded graph's snapshot in the background until ctx
+// ends (Run writes the last one once every consumer has stopped).
+func (c *Catalog) runGraphSnapshots(ctx context.Context) {
+	c.Graph.Sync().RunSnapshots(ctx, c.graphSnapshot, snapshotEvery, snapshotChanges)
 }
 
 // registerGraphJob lets the jobs service resume a rebuild after a restart.

@@ -102,6 +102,7 @@ type server struct {
 	dbArgs     []string // --database-url <url> on PostgreSQL, none on SQLite
 	serveArgs  []string // extra flags of serve (startServerWith)
 	crash      func()   // kill -9 the process and wait for it
+	stop       func()   // SIGTERM (a graceful shutdown) and wait for it
 	adminToken string
 	admin      *client
 	stderr     *syncBuffer
@@ -172,6 +173,10 @@ func tryStart(t *testing.T, dataDir string, dbArgs, serveArgs []string) (*server
 	}
 
 	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, serveArgs: serveArgs, stderr: stderr}
+	s.stop = func() {
+		stop()
+		exited <- nil // stop, at cleanup, finds the process gone
+	}
 	s.crash = func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		err := <-exited

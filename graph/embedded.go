@@ -37,6 +37,13 @@ func NewEmbedded() *Embedded {
 // Store returns the backend's current triple store.
 func (e *Embedded) Store() *Store { return e.store.Load() }
 
+// install makes st the current store, dropping a rebuild under way. Only the
+// synchroniser calls it, under its lock.
+func (e *Embedded) install(st *Store) {
+	e.next = nil
+	e.store.Store(st)
+}
+
 // Apply implements Backend, on the current store (and on a rebuild's, if one is under
 // way).
 func (e *Embedded) Apply(_ context.Context, d Delta) error {

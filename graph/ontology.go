@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"sort"
 
 	"github.com/meridian-catalog/meridian"
@@ -111,4 +113,22 @@ func (o *Ontology) Description() Description {
 		add(p.IRI, rdfsComment, Literal(p.Comment))
 	}
 	return d
+}
+
+// Fingerprint is the SHA-256 of the ontology's triples in a canonical order: a snapshot
+// written under another ontology (a kind or field added) is not loaded.
+func (o *Ontology) Fingerprint() [32]byte {
+	d := o.Description()
+	lines := make([]string, len(d.Triples))
+	for i, t := range d.Triples {
+		lines[i] = fmt.Sprintf("%q %q %q %q %q\n", t.S.Value, t.P.Value, t.O.Value, t.O.Datatype, t.O.Lang)
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		h.Write([]byte(l))
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }

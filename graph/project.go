@@ -82,14 +82,20 @@ func (p *Projector) Project(ctx context.Context, kind, id string) (d Description
 	if err != nil {
 		return Description{}, false, err
 	}
+	d, err = p.projectEntity(ctx, k, e)
+	return d, err == nil, err
+}
+
+// projectEntity reads the upstream edges of an entity read already and describes it.
+func (p *Projector) projectEntity(ctx context.Context, k *meridian.Kind, e meridian.Entity) (Description, error) {
 	var ups []Upstream
 	if !k.NoLineage {
-		if ups, err = p.src.Upstream(ctx, kind, id); err != nil && meridian.ErrorCode(err) != meridian.ENotFound {
-			return Description{}, false, err
+		var err error
+		if ups, err = p.src.Upstream(ctx, k.Name, e.ID()); err != nil && meridian.ErrorCode(err) != meridian.ENotFound {
+			return Description{}, err
 		}
 	}
-	d, err = p.Describe(ctx, k, e, ups)
-	return d, err == nil, err
+	return p.Describe(ctx, k, e, ups)
 }
 
 // Describe maps one entity document and its upstream edges to its description:

@@ -35,10 +35,17 @@ type Sync struct {
 	onto    *Ontology
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	ready     atomic.Bool
-	built     chan struct{} // closed once the projection is first ready
-	builtOnce sync.Once
+	mu sync.Mutex
+	// applied is the outbox sequence number up to which the projection reflects the
+	// catalog (appliedID its event's id); gen counts the changes applied, savedGen the
+	// count the last snapshot holds. Under mu.
+	applied       int64
+	appliedID     string
+	gen, savedGen uint64
+	saveMu        sync.Mutex // one snapshot written at a time
+	ready         atomic.Bool
+	built         chan struct{} // closed once the projection is first ready
+	builtOnce     sync.Once
 }
 
 var _ store.Consumer = (*Sync)(nil)
@@ -75,18 +82,30 @@ func (s *Sync) Ontology() *Ontology { return s.onto }
 // entity change replaces its description. Errors: the catalog's and the backend's; the
 // dispatcher delivers the event again later.
 func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if projected(ev) {
+		if err := s.handle(ctx, ev); err != nil {
+			return err
+		}
+	}
+	s.advance(ev.Seq, ev.ID)
+	return nil
+}
+
+// projected reports whether an event changes the projection: an entity change.
+func projected(ev meridian.ChangeEvent) bool {
 	switch ev.EventType {
 	case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
 		meridian.EventEntityRestored, meridian.EventEntityFieldsChanged, meridian.EventEntityLineageAdded,
 		meridian.EventEntityLineageDeleted, meridian.EventEntityLineageUpdated, meridian.EventEntityDeleted:
-	default:
-		return nil
+		return ev.EntityType != "" && ev.EntityID != ""
 	}
-	if ev.EntityType == "" || ev.EntityID == "" {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return false
+}
+
+// handle re-projects the entity of a projected event. The lock is held.
+func (s *Sync) handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	// A recursive delete (and a restore) records one event for the root of the tree:
 	// the entities below it, by FQN, are re-projected too.
 	var below []string
@@ -209,6 +228,20 @@ func (s *Sync) removeEntity(ctx context.Context, kind, id string) error {
 	return s.refreshAll(ctx, owners)
 }
 
+// EntityLister is implemented by a Source that lists whole entities (with the fields
+// the projection maps, soft-deleted ones included, secrets masked) a page at a time,
+// which a rebuild reads instead of each entity alone.
+type EntityLister interface {
+	EachEntity(ctx context.Context, f func(kind string, e meridian.Entity) error) error
+}
+
+// UpstreamBatcher is implemented by a Source that reads the upstream edges of many
+// entities at once (in one read transaction), by entity id, which a rebuild uses for
+// the entities an EntityLister read.
+type UpstreamBatcher interface {
+	UpstreamOfMany(ctx context.Context, ids []string) (map[string][]Upstream, error)
+}
+
 // RebuildResult is the result of a rebuild.
 type RebuildResult struct {
 	Entities int `json:"entities"`
@@ -220,6 +253,14 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res RebuildResult
+	// Every event up to the outbox's head is reflected by a catalog read after it.
+	var mark store.OutboxMark
+	if out, ok := src.(Outbox); ok {
+		var err error
+		if mark, err = out.Mark(ctx); err != nil {
+			return res, err
+		}
+	}
 	aside, ok := s.backend.(Rebuilder)
 	begin := s.backend.Reset
 	if ok {
@@ -231,7 +272,15 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 	if err := s.backend.Load(ctx, []Description{s.onto.Description()}); err != nil {
 		return res, err
 	}
-	type ref struct{ kind, id string }
+	// The tags and links of many entities name the same few entities: a rebuild
+	// resolves each once.
+	proj := NewProjector(s.proj.reg, newResolveCache(s.proj.src))
+	batcher, _ := s.proj.src.(UpstreamBatcher)
+	// ref is an entity to project: by kind and id, or read already (e) by a lister.
+	type ref struct {
+		kind, id string
+		e        meridian.Entity
+	}
 	var pending []ref
 	flush := func() error {
 		descs := make([]Description, len(pending))
@@ -240,13 +289,46 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		var wg sync.WaitGroup
 		for w := 0; w < rebuildWorkers; w++ {
 			wg.Go(func() {
+				// The upstream edges of the entities a lister read are read together.
+				var listed []int
+				var ids []string
 				for i := w; i < len(pending); i += rebuildWorkers {
-					d, ok, err := s.proj.Project(ctx, pending[i].kind, pending[i].id)
+					if pending[i].e == nil {
+						d, ok, err := proj.Project(ctx, pending[i].kind, pending[i].id)
+						if err != nil {
+							errs[w] = err
+							return
+						}
+						descs[i], found[i] = d, ok
+						continue
+					}
+					if k, known := s.proj.reg.Kind(pending[i].kind); known {
+						listed = append(listed, i)
+						if !k.NoLineage {
+							ids = append(ids, pending[i].e.ID())
+						}
+					}
+				}
+				var ups map[string][]Upstream
+				if batcher != nil && len(ids) > 0 {
+					if ups, errs[w] = batcher.UpstreamOfMany(ctx, ids); errs[w] != nil {
+						return
+					}
+				}
+				for _, i := range listed {
+					k, _ := s.proj.reg.Kind(pending[i].kind)
+					var d Description
+					var err error
+					if batcher != nil {
+						d, err = proj.Describe(ctx, k, pending[i].e, ups[pending[i].e.ID()])
+					} else {
+						d, err = proj.projectEntity(ctx, k, pending[i].e)
+					}
 					if err != nil {
 						errs[w] = err
 						return
 					}
-					descs[i], found[i] = d, ok
+					descs[i], found[i] = d, true
 				}
 			})
 		}
@@ -272,15 +354,49 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 		}
 		return nil
 	}
-	err := src.Each(ctx, func(kind, id string) error {
-		pending = append(pending, ref{kind, id})
-		if len(pending) >= rebuildBatch {
-			return flush()
+	// The source is read in its own goroutine, a batch ahead of the projection.
+	batches := make(chan []ref, 1)
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var readErr error
+	go func() {
+		defer close(batches)
+		var b []ref
+		emit := func() error {
+			select {
+			case batches <- b:
+				b = nil
+				return nil
+			case <-readCtx.Done():
+				return readCtx.Err()
+			}
 		}
-		return nil
-	})
-	if err == nil && len(pending) > 0 {
-		err = flush()
+		add := func(r ref) error {
+			if b = append(b, r); len(b) >= rebuildBatch {
+				return emit()
+			}
+			return nil
+		}
+		if lister, ok := src.(EntityLister); ok {
+			readErr = lister.EachEntity(readCtx, func(kind string, e meridian.Entity) error { return add(ref{kind: kind, e: e}) })
+		} else {
+			readErr = src.Each(readCtx, func(kind, id string) error { return add(ref{kind: kind, id: id}) })
+		}
+		if readErr == nil && len(b) > 0 {
+			readErr = emit()
+		}
+	}()
+	var err error
+	for b := range batches {
+		if err == nil {
+			pending = b
+			if err = flush(); err != nil {
+				cancel()
+			}
+		}
+	}
+	if err == nil {
+		err = readErr
 	}
 	if err != nil {
 		return res, err
@@ -290,7 +406,9 @@ func (s *Sync) Rebuild(ctx context.Context, src Source, progress func(done int) 
 			return res, err
 		}
 	}
+	s.applied, s.appliedID = 0, ""
+	s.advance(mark.Head, mark.HeadID)
+	s.log.Info("graph projection rebuilt", "entities", res.Entities, "outboxHead", mark.Head)
 	s.MarkReady()
-	s.log.Info("graph projection rebuilt", "entities", res.Entities)
 	return res, nil
 }

@@ -278,6 +278,17 @@ func (s *Entities) GetLineage(ctx context.Context, p *meridian.Principal, kind s
 	return out, err
 }
 
+// UpstreamOf lists, in tx, the lineage edges into the entity id (one level), with the
+// rows of the entities at their upstream ends by id, soft-deleted ones included; an
+// edge whose upstream end is gone is left out. Unlike GetLineage it neither reads the
+// entity's document nor authorizes: it is for the engine's own readers, such as the
+// knowledge graph's projection, which read as the system.
+func UpstreamOf(ctx context.Context, tx Tx, id string) ([]LineageEdge, map[string]Row, error) {
+	w := &lineageWalk{tx: tx, root: id, rows: map[string]Row{}, includeDeleted: true}
+	edges, err := w.walk(ctx, id, 1, true, map[string]int{})
+	return edges, w.rows, err
+}
+
 // lineageWalk is one breadth-first walk; rows caches the entities seen and order
 // lists the nodes (not the root) in the order they were first reached.
 type lineageWalk struct {

@@ -309,18 +309,74 @@ func (d *Dispatcher) Prune(ctx context.Context, before time.Time) (int64, error)
 	}
 }
 
+// pruneOnce removes one batch of old events and records the highest sequence number it
+// removed under prunedKey, in the same transaction.
 func (d *Dispatcher) pruneOnce(ctx context.Context, floor, before int64) (int64, error) {
 	tx, err := d.db.Begin(ctx, true)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
+	var last *int64
+	if err := tx.SQL().QueryRow(ctx, `SELECT MAX(seq) FROM (
+    SELECT seq FROM change_events WHERE seq <= $1 AND ts < $2 ORDER BY seq LIMIT $3) AS batch`,
+		floor, before, pruneBatch).Scan(&last); err != nil {
+		return 0, err
+	}
+	if last == nil {
+		return 0, nil
+	}
 	n, err := tx.SQL().Exec(ctx, `DELETE FROM change_events WHERE seq IN (
     SELECT seq FROM change_events WHERE seq <= $1 AND ts < $2 ORDER BY seq LIMIT $3)`, floor, before, pruneBatch)
 	if err != nil {
 		return 0, err
 	}
+	if _, err := tx.SQL().Exec(ctx, advancePosition, prunedKey, strconv.FormatInt(*last, 10)); err != nil {
+		return 0, err
+	}
 	return n, tx.Commit()
+}
+
+// prunedKey is the settings key of the highest sequence number pruning has removed.
+const prunedKey = "outbox.pruned"
+
+// OutboxMark is where the outbox stands: Head is the sequence number of the latest
+// event ever recorded (0 before the first), Pruned the highest one retention removed
+// (0 when none was), so every event after Pruned is still in the outbox.
+type OutboxMark struct {
+	Head, Pruned int64
+	// HeadID is the id of the event at Head, empty when it was pruned.
+	HeadID string
+}
+
+// ReadOutboxMark reads where the outbox stands in tx.
+func ReadOutboxMark(ctx context.Context, tx Tx) (OutboxMark, error) {
+	var m OutboxMark
+	v, err := tx.Setting(ctx, prunedKey)
+	switch {
+	case err == nil:
+		if m.Pruned, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return m, err
+		}
+	case meridian.ErrorCode(err) != meridian.ENotFound:
+		return m, err
+	}
+	var head *int64
+	if err := tx.SQL().QueryRow(ctx, "SELECT MAX(seq) FROM change_events").Scan(&head); err != nil {
+		return m, err
+	}
+	m.Head = m.Pruned
+	if head != nil && *head > m.Head {
+		m.Head = *head
+		events, err := tx.Events(ctx, EventQuery{After: m.Head - 1, Limit: 1})
+		if err != nil {
+			return m, err
+		}
+		if len(events) == 1 && events[0].Seq == m.Head {
+			m.HeadID = events[0].ID
+		}
+	}
+	return m, nil
 }
 
 func position(ctx context.Context, tx Tx, name string) (int64, error) {

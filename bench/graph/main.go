@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -107,6 +108,40 @@ type column struct {
 	ops                []timing
 	completeness       map[string]string
 	neighbourhoodEdges float64
+	// The embedded store's snapshot: the time to write it (atomically, synced), its
+	// size, and the time to read it back into a store (what a start does before it
+	// catches up with the outbox); zero for a remote store.
+	snapshotWrite, snapshotLoad time.Duration
+	snapshotBytes               int64
+}
+
+// measureSnapshot writes the embedded store's snapshot to a temporary directory and
+// loads it back, checking the loaded store holds as many triples and terms.
+func measureSnapshot(col *column, e *graph.Embedded) error {
+	dir, err := os.MkdirTemp("", "meridian-bench-graph-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "graph.snapshot")
+	start := time.Now()
+	n, err := e.Store().WriteSnapshot(path, graph.SnapshotMeta{Seq: 1, EventID: "bench", Version: graph.ProjectionVersion})
+	if err != nil {
+		return err
+	}
+	col.snapshotWrite, col.snapshotBytes = time.Since(start), n
+	runtime.GC()
+	start = time.Now()
+	st, _, err := graph.ReadSnapshot(path)
+	if err != nil {
+		return err
+	}
+	col.snapshotLoad = time.Since(start)
+	if st.Len() != e.Store().Len() || st.Terms() != e.Store().Terms() {
+		return fmt.Errorf("the loaded store holds %d triples and %d terms, the written one %d and %d",
+			st.Len(), st.Terms(), e.Store().Len(), e.Store().Terms())
+	}
+	return nil
 }
 
 // timing is one operation's samples.
@@ -146,6 +181,14 @@ func measure(ctx context.Context, c config, name string, b graph.Backend, cat *c
 	}
 	col.note = about()
 	logf("%s: built in %s (%s)", name, col.build.Round(time.Millisecond), col.note)
+	if e, ok := b.(*graph.Embedded); ok {
+		if err := measureSnapshot(col, e); err != nil {
+			col.failed = "snapshot: " + err.Error()
+			return col
+		}
+		logf("%s: snapshot of %d bytes written in %s, loaded in %s", name, col.snapshotBytes,
+			col.snapshotWrite.Round(time.Millisecond), col.snapshotLoad.Round(time.Millisecond))
+	}
 
 	// Incremental updates: one description replaced per Apply, as the outbox consumer
 	// does for one event, then updateBatch per Apply, as it does (up to 200) for the

@@ -68,6 +68,18 @@ func report(c config, cat *catalog, cols []*column, load string, took time.Durat
 	row("Projection build (load every description)", func(col *column) (string, string) {
 		return col.build.Round(time.Millisecond).String(), fmt.Sprintf("%.0f triples/s", float64(cat.triples)/col.build.Seconds())
 	})
+	row("Snapshot write (encode, write, fsync, rename)", func(col *column) (string, string) {
+		if col.snapshotBytes == 0 {
+			return "n/a", "a remote store keeps its data"
+		}
+		return col.snapshotWrite.Round(time.Millisecond).String(), fmt.Sprintf("%.1f MiB file", float64(col.snapshotBytes)/(1<<20))
+	})
+	row("Snapshot load at start (read, check, index)", func(col *column) (string, string) {
+		if col.snapshotBytes == 0 {
+			return "n/a", ""
+		}
+		return col.snapshotLoad.Round(time.Millisecond).String(), fmt.Sprintf("%.0f triples/s", float64(cat.triples)/col.snapshotLoad.Seconds())
+	})
 	row("Incremental updates (one description replaced per Apply)", func(col *column) (string, string) {
 		return fmt.Sprintf("%.0f/s", col.updateRate), fmt.Sprintf("%d updates", c.updates)
 	})

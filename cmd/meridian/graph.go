@@ -19,8 +19,9 @@ const graphUsage = "Usage: meridian graph rebuild [--data-dir D | --database-url
 // the durable job graph.rebuild, showing its progress. With MERIDIAN_SPARQL_ENDPOINT
 // and MERIDIAN_SPARQL_UPDATE_ENDPOINT set the projection is pushed to that remote
 // store; otherwise it is built in this process's embedded store, which checks the
-// projection and reports its size (a server builds its own embedded store when it
-// starts, and an admin can rebuild it with POST /api/v1/rdf/rebuild).
+// projection, reports its size and saves its snapshot, from which the next server
+// start restores it (a running server keeps its own; an admin rebuilds it with POST
+// /api/v1/rdf/rebuild).
 func graphCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "rebuild" {
 		fmt.Fprint(stderr, graphUsage)
@@ -68,5 +69,7 @@ func graphCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		where = fmt.Sprintf("the embedded store (%d triples, %d terms)", e.Store().Len(), e.Store().Terms())
 	}
 	fmt.Fprintf(stderr, "meridian: projected %d entities into %s in %s\n", res.Entities, where, time.Since(start).Round(time.Millisecond))
+	// The embedded store's snapshot lets the next serve start from this build.
+	cat.SaveGraphSnapshot(true)
 	return nil
 }

@@ -225,6 +225,27 @@ func testSlowConsumer(t *testing.T, f *Fixture) {
 // events API keeps serving what is retained.
 func testRetention(t *testing.T, f *Fixture) {
 	f.createGlossaries(0, 5) // the fixture's clock is in 2023: every event is old
+	page, err := f.E.Events(f.Ctx, f.Admin, store.EventsOptions{Limit: 1000})
+	if err != nil || len(page.Data) != 5 {
+		t.Fatalf("events = %v, %v", page.Data, err)
+	}
+	seqs := make([]int64, len(page.Data))
+	for i, e := range page.Data {
+		seqs[i] = e.Seq
+	}
+	wantMark := func(want store.OutboxMark) {
+		t.Helper()
+		var got store.OutboxMark
+		err := f.E.InTx(f.Ctx, false, func(tx store.Tx) error {
+			var err error
+			got, err = store.ReadOutboxMark(f.Ctx, tx)
+			return err
+		})
+		if err != nil || got != want {
+			t.Fatalf("outbox mark = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	wantMark(store.OutboxMark{Head: seqs[4], HeadID: page.Data[4].ID})
 	blocked := true
 	good := &recorder{name: "good", db: f.Driver}
 	picky := &recorder{name: "picky", db: f.Driver, fail: func(e meridian.ChangeEvent) bool { return blocked && e.EntityFQN == "g2" }}
@@ -239,6 +260,7 @@ func testRetention(t *testing.T, f *Fixture) {
 	if got := strings.Join(f.eventFQNs(), ","); got != "g2,g3,g4" {
 		t.Fatalf("events after pruning = %s, want g2,g3,g4", got)
 	}
+	wantMark(store.OutboxMark{Head: seqs[4], HeadID: page.Data[4].ID, Pruned: seqs[1]})
 	blocked = false
 	if err := d.Drain(f.Ctx); err != nil {
 		t.Fatal(err)
@@ -255,6 +277,8 @@ func testRetention(t *testing.T, f *Fixture) {
 	if got := f.eventFQNs(); len(got) != 0 {
 		t.Fatalf("events after pruning everything delivered = %v", got)
 	}
+	// With every event gone, the head is the last one pruned, whose id is unknown.
+	wantMark(store.OutboxMark{Head: seqs[4], Pruned: seqs[4]})
 	// A consumer that has handled nothing holds every event back.
 	f.createGlossaries(5, 6)
 	late := store.NewDispatcher(f.Driver, nil, good, &recorder{name: "new", db: f.Driver})
