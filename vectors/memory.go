@@ -1,7 +1,6 @@
 package vectors
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,12 +29,17 @@ type memory struct {
 
 func newMemory() *memory { return &memory{gen: -1, mats: map[space]*matrix{}} }
 
-// matrix is the rows of one space.
+// matrix is the rows of one space, each coded twice: int8 codes with a scale, and a
+// one-bit sign code (words uint64 per row) with its scale, which a large scan reads
+// first (scan.go).
 type matrix struct {
 	dim      int
+	words    int
 	rows     []memRow
 	codes    []int8 // len(rows)·dim
 	scales   []float32
+	signs    []uint64 // len(rows)·words
+	alphas   []float32
 	byEntity map[string][]int
 }
 
@@ -96,13 +100,17 @@ func (m *memory) keepOnly(s space) {
 	}
 }
 
-func newMatrix(dim int) *matrix { return &matrix{dim: dim, byEntity: map[string][]int{}} }
+func newMatrix(dim int) *matrix {
+	return &matrix{dim: dim, words: signWords(dim), byEntity: map[string][]int{}}
+}
 
 func (mat *matrix) add(r memRow, v []float32) {
 	i := len(mat.rows)
 	mat.rows = append(mat.rows, r)
 	mat.codes = append(mat.codes, make([]int8, mat.dim)...)
 	mat.scales = append(mat.scales, quantise(v, mat.codes[i*mat.dim:]))
+	mat.signs = append(mat.signs, make([]uint64, mat.words)...)
+	mat.alphas = append(mat.alphas, signCode(v, mat.signs[i*mat.words:(i+1)*mat.words]))
 	mat.byEntity[r.entity] = append(mat.byEntity[r.entity], i)
 }
 
@@ -121,12 +129,16 @@ func (mat *matrix) remove(entity string) {
 			mat.rows[i] = moved
 			copy(mat.codes[i*mat.dim:(i+1)*mat.dim], mat.codes[last*mat.dim:])
 			mat.scales[i] = mat.scales[last]
+			copy(mat.signs[i*mat.words:(i+1)*mat.words], mat.signs[last*mat.words:])
+			mat.alphas[i] = mat.alphas[last]
 			pos := mat.byEntity[moved.entity]
 			pos[slices.Index(pos, last)] = i
 		}
 		mat.rows = mat.rows[:last]
 		mat.codes = mat.codes[:last*mat.dim]
 		mat.scales = mat.scales[:last]
+		mat.signs = mat.signs[:last*mat.words]
+		mat.alphas = mat.alphas[:last]
 	}
 }
 
@@ -188,57 +200,21 @@ func (m *memory) matrixFor(ctx context.Context, db store.SQL, s space) (*matrix,
 	return mat, nil
 }
 
-// candidate is a row's approximate score.
-type candidate struct {
-	row   int
-	score float32
-}
-
-// minHeap keeps the best candidates, the worst on top.
-type minHeap []candidate
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(candidate)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps for
 // rescoring with the stored float16 vectors.
 const rescoreFactor = 4
 
-// searchMemory scans the space's matrix with the query (float32 against int8 codes),
-// keeps the best rows, then rescores them exactly from the stored vectors and reads
-// their text.
+// searchMemory finds the best rows of the space's matrix for the query (scan.go), then
+// rescores them exactly from the stored vectors and reads their text.
 func (ix *Index) searchMemory(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
 	s := space{q.Model, q.Dim}
 	mat, err := ix.mem.matrixFor(ctx, db, s)
 	if err != nil {
 		return nil, err
 	}
-	keep := q.K * rescoreFactor
-	h := make(minHeap, 0, keep)
-	match := filter(q)
-	for i := range mat.rows {
-		if !match(&mat.rows[i]) {
-			continue
-		}
-		sc := mat.scales[i] * dotInt8(q.Vector, mat.codes[i*mat.dim:(i+1)*mat.dim])
-		switch {
-		case len(h) < keep:
-			heap.Push(&h, candidate{i, sc})
-		case sc > h[0].score:
-			h[0] = candidate{i, sc}
-			heap.Fix(&h, 0)
-		}
-	}
+	found := mat.nearest(q.Vector, filter(q), q.K*rescoreFactor)
 	want := map[string]map[int]bool{}
-	for _, c := range h {
+	for _, c := range found {
 		r := mat.rows[c.row]
 		if want[r.entity] == nil {
 			want[r.entity] = map[int]bool{}

@@ -1,0 +1,97 @@
+package vectors
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/meridian-catalog/meridian/store/drivertest"
+)
+
+// benchVectors is how many 512-d vectors BenchmarkSearch indexes:
+// MERIDIAN_BENCH_VECTORS, 10,000 by default (issue 9's target is 100,000).
+func benchVectors(b *testing.B) int {
+	n := 10000
+	if s := os.Getenv("MERIDIAN_BENCH_VECTORS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("MERIDIAN_BENCH_VECTORS=%q is not a positive count", s)
+		}
+		n = v
+	}
+	return n
+}
+
+// benchRecall is the mean recall@k of the index's table-filtered searches for qs
+// against exact kNN over vs (every tenth vector is a dashboard).
+func benchRecall(b *testing.B, ix *Index, vs, qs [][]float32, k int) float64 {
+	found, total := 0, 0
+	for _, qv := range qs {
+		hits, err := ix.Search(context.Background(), Query{Model: "bench", Dim: len(qv), K: k, Kinds: []string{"table"}, Vector: qv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		want := exact(vs, qv, k, func(i int) bool { return i%10 != 0 })
+		for _, h := range hits {
+			if slices.Contains(want, h.EntityID) {
+				found++
+			}
+		}
+		total += len(want)
+	}
+	return float64(found) / float64(total)
+}
+
+// BenchmarkSearch times a k=100 search filtered to tables (as semantic_search asks)
+// over benchVectors clustered 512-d vectors on each driver, after loading them in
+// batches of 1,000 (the load rate is reported once per driver).
+func BenchmarkSearch(b *testing.B) {
+	n := benchVectors(b)
+	for _, d := range drivertest.Drivers {
+		b.Run(d.Name, func(b *testing.B) {
+			ctx := context.Background()
+			ix := NewIndex(d.Open(b, Module()))
+			const dim = 512
+			r := rand.New(rand.NewPCG(3, 5))
+			vs := clustered(r, n, dim, 200)
+			start := time.Now()
+			var batch []Entry
+			for i, v := range vs {
+				kind := "table"
+				if i%10 == 0 {
+					kind = "dashboard"
+				}
+				batch = append(batch, Entry{EntityID: fmt.Sprintf("e%05d", i), Kind: kind, FQN: fmt.Sprintf("svc.db.s.t%06d", i),
+					Service: "svc", Model: "bench", Dim: dim, Hash: "h", Chunks: []Chunk{{Text: "a table of things", Vector: v}}})
+				if len(batch) == 1000 || i == len(vs)-1 {
+					if err := ix.UpsertMany(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+					batch = nil
+				}
+			}
+			b.Logf("%s: loaded %d vectors in %s (%.0f/s)", d.Name, n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
+			qs := clustered(r, 64, dim, 200)
+			q := Query{Model: "bench", Dim: dim, K: 100, Kinds: []string{"table"}}
+			q.Vector = qs[0]
+			if _, err := ix.Search(ctx, q); err != nil { // loads the matrix on SQLite
+				b.Fatal(err)
+			}
+			r10, r100 := benchRecall(b, ix, vs, qs[:20], 10), benchRecall(b, ix, vs, qs[:20], 100)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				q.Vector = qs[i%len(qs)]
+				if _, err := ix.Search(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(r10, "recall@10")
+			b.ReportMetric(r100, "recall@100")
+		})
+	}
+}
