@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/meridian-catalog/meridian/store"
@@ -251,13 +250,11 @@ func filter(q Query) func(*memRow) bool {
 // rescore reads the candidates' stored vectors and texts, and scores them exactly.
 func rescore(ctx context.Context, db store.SQL, q Query, want map[string]map[int]bool) ([]Hit, error) {
 	args := []any{q.Model, q.Dim}
-	marks := make([]string, 0, len(want))
 	for id := range want {
 		args = append(args, id)
-		marks = append(marks, fmt.Sprintf("$%d", len(args)))
 	}
 	rows, err := db.Query(ctx, `SELECT entity_id, chunk, kind, fqn, text, embedding FROM vectors
-WHERE model = $1 AND dim = $2 AND entity_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+WHERE model = $1 AND dim = $2 AND entity_id IN (`+placeholders(3, len(want), 1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
