@@ -1,6 +1,7 @@
 package vectors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -199,12 +200,18 @@ func (m *memory) matrixFor(ctx context.Context, db store.SQL, s space) (*matrix,
 	return mat, nil
 }
 
-// rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps for
-// rescoring with the stored float16 vectors.
+// rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps, so
+// that entities with several close chunks leave room for others.
 const rescoreFactor = 4
 
+// rescored is how many entities, of k wanted, have their best row by the int8 codes
+// rescored exactly: a margin past k, as the int8 scores are close to the exact ones
+// (a difference in the third decimal) but not equal.
+func rescored(k int) int { return k + k/4 + 10 }
+
 // searchMemory finds the best rows of the space's matrix for the query (scan.go), then
-// rescores them exactly from the stored vectors and reads their text.
+// rescores the best row of each of the best entities exactly from the stored vectors
+// and reads their text.
 func (ix *Index) searchMemory(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
 	s := space{q.Model, q.Dim}
 	mat, err := ix.mem.matrixFor(ctx, db, s)
@@ -212,13 +219,16 @@ func (ix *Index) searchMemory(ctx context.Context, db store.SQL, q Query) ([]Hit
 		return nil, err
 	}
 	found := mat.nearest(q.Vector, filter(q), q.K*rescoreFactor)
-	want := map[string]map[int]bool{}
+	slices.SortFunc(found, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
+	want := map[string]int{} // entity → chunk
 	for _, c := range found {
-		r := mat.rows[c.row]
-		if want[r.entity] == nil {
-			want[r.entity] = map[int]bool{}
+		if len(want) == rescored(q.K) {
+			break
 		}
-		want[r.entity][r.chunk] = true
+		r := mat.rows[c.row]
+		if _, ok := want[r.entity]; !ok {
+			want[r.entity] = r.chunk
+		}
 	}
 	ix.mem.mu.RUnlock()
 	if len(want) == 0 {
@@ -247,8 +257,9 @@ func filter(q Query) func(*memRow) bool {
 	}
 }
 
-// rescore reads the candidates' stored vectors and texts, and scores them exactly.
-func rescore(ctx context.Context, db store.SQL, q Query, want map[string]map[int]bool) ([]Hit, error) {
+// rescore reads the stored vector and text of each wanted entity's chunk, and scores
+// them exactly.
+func rescore(ctx context.Context, db store.SQL, q Query, want map[string]int) ([]Hit, error) {
 	args := []any{q.Model, q.Dim}
 	for id := range want {
 		args = append(args, id)
@@ -266,7 +277,7 @@ WHERE model = $1 AND dim = $2 AND entity_id IN (`+placeholders(3, len(want), 1)+
 		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &blob); err != nil {
 			return nil, err
 		}
-		if !want[h.EntityID][h.Chunk] {
+		if want[h.EntityID] != h.Chunk {
 			continue
 		}
 		v, err := decodeHalf(blob, q.Dim)
