@@ -261,11 +261,11 @@ func filter(q Query) func(*memRow) bool {
 // them exactly.
 func rescore(ctx context.Context, db store.SQL, q Query, want map[string]int) ([]Hit, error) {
 	args := []any{q.Model, q.Dim}
-	for id := range want {
-		args = append(args, id)
+	for id, chunk := range want {
+		args = append(args, id, chunk)
 	}
 	rows, err := db.Query(ctx, `SELECT entity_id, chunk, kind, fqn, text, embedding FROM vectors
-WHERE model = $1 AND dim = $2 AND entity_id IN (`+placeholders(3, len(want), 1)+`)`, args...)
+WHERE model = $1 AND dim = $2 AND (entity_id, chunk) IN (VALUES `+placeholders(3, len(want), 2)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
