@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -251,16 +250,49 @@ func (ix *Index) SetDeleted(ctx context.Context, entityID string, deleted bool) 
 // Stored returns the content hash and deleted flag stored for an entity's vectors of a
 // model and dimension; found is false when it has none.
 func (ix *Index) Stored(ctx context.Context, entityID, model string, dim int) (hash string, deleted, found bool, err error) {
-	err = ix.read(ctx, func(db store.SQL) error {
-		err := db.QueryRow(ctx, "SELECT content_hash, deleted FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3 AND chunk = 0",
-			entityID, model, dim).Scan(&hash, &deleted)
-		if meridian.ErrorCode(err) == meridian.ENotFound {
-			return nil
+	m, err := ix.storedMany(ctx, []string{entityID}, model, dim)
+	st, found := m[entityID]
+	return st.hash, st.deleted, found, err
+}
+
+// stored is what Stored returns of one entity.
+type stored struct {
+	hash    string
+	deleted bool
+}
+
+// storedMany is Stored of several entities, batchRows a query; those with no vectors
+// are missing from the map.
+func (ix *Index) storedMany(ctx context.Context, ids []string, model string, dim int) (map[string]stored, error) {
+	out := make(map[string]stored, len(ids))
+	err := ix.read(ctx, func(db store.SQL) error {
+		for part := range slices.Chunk(ids, batchRows) {
+			args := []any{model, dim}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			rows, err := db.Query(ctx, "SELECT entity_id, content_hash, deleted FROM vectors WHERE model = $1 AND dim = $2 AND chunk = 0 AND entity_id IN ("+
+				placeholders(3, len(part), 1)+")", args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				var st stored
+				if err := rows.Scan(&id, &st.hash, &st.deleted); err != nil {
+					rows.Close()
+					return err
+				}
+				out[id] = st
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		found = err == nil
-		return err
+		return nil
 	})
-	return hash, deleted, found, err
+	return out, err
 }
 
 // Count returns how many entities have vectors of the model and dimension.
