@@ -51,14 +51,7 @@ const (
 // it asks for more rows than entities.
 func (ix *Index) searchPostgres(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
 	limit := min(q.K*4, 4*MaxK)
-	ef := min(max(q.K, minEfSearch), maxEfSearch)
-	var seqscan any // unchanged
-	if ix.forceIndex {
-		seqscan = "off"
-	}
-	var a, b, c string
-	if err := db.QueryRow(ctx, `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
-set_config('enable_seqscan', COALESCE($2, current_setting('enable_seqscan')), true)`, strconv.Itoa(ef), seqscan).Scan(&a, &b, &c); err != nil {
+	if err := ix.configureSearch(ctx, db, q.K); err != nil {
 		return nil, err
 	}
 	query, args := pgSearch(q, limit)
@@ -81,6 +74,24 @@ set_config('enable_seqscan', COALESCE($2, current_setting('enable_seqscan')), tr
 		return nil, err
 	}
 	return best(hits, q.K), nil
+}
+
+// configureSearch sets, for the transaction, how a search of k entities scans: an
+// iterative HNSW scan with an ef_search within minEfSearch..maxEfSearch, and no sort.
+// The only plan that answers ORDER BY distance LIMIT without sorting every row is the
+// HNSW scan; without statistics (a table loaded since the last ANALYZE, or autovacuum
+// off) the planner took the table for a few rows and read all of them by the primary
+// key, then sorted them (16 to 90 ms at 10,000 rows against 5 to 12 through HNSW).
+func (ix *Index) configureSearch(ctx context.Context, db store.SQL, k int) error {
+	ef := min(max(k, minEfSearch), maxEfSearch)
+	var seqscan any // unchanged
+	if ix.forceIndex {
+		seqscan = "off"
+	}
+	var a, b, c, d string
+	return db.QueryRow(ctx, `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
+set_config('enable_sort', 'off', true), set_config('enable_seqscan', COALESCE($2, current_setting('enable_seqscan')), true)`,
+		strconv.Itoa(ef), seqscan).Scan(&a, &b, &c, &d)
 }
 
 // pgSearch is the kNN statement of q returning at most limit rows, and its arguments.
