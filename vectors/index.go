@@ -70,8 +70,9 @@ type Hit struct {
 
 // Index stores entity vectors in the catalog database and searches them: with an HNSW
 // index (pgvector, cosine, iterative scans for filtered queries) on PostgreSQL, and
-// with an exact scan over a compact in-memory int8 matrix on SQLite, rescored from the
-// stored float16 vectors. It is safe for concurrent use; on SQLite the matrix of a
+// with a scan of a compact in-memory matrix on SQLite (one-bit sign codes first when it
+// is large, then int8 codes; scan.go), the best rescored from the stored float16
+// vectors. It is safe for concurrent use; on SQLite the matrix of a
 // model is loaded on its first search and kept in sync with every write, this
 // process's and others'.
 type Index struct {

@@ -23,9 +23,10 @@ const modelSetting = "vectors.model"
 
 // Indexer keeps the index in step with the catalog: it is an outbox consumer, so it
 // runs outside the write transaction, at least once, and resumes after a restart from
-// its committed position. It embeds each entity's Document with its embedder and skips
-// an entity whose content hash for that model is unchanged; a hard delete removes the
-// entity's vectors, a soft delete or restore flips their deleted flag.
+// its committed position, a batch of events at a time (store.BatchConsumer). It embeds
+// each entity's Document with its embedder and skips an entity whose content hash for
+// that model is unchanged; a hard delete removes the entity's vectors, a soft delete
+// or restore flips their deleted flag.
 type Indexer struct {
 	ents  *store.Entities
 	index *Index

@@ -18,8 +18,8 @@ type space struct {
 	dim   int
 }
 
-// memory holds, for SQLite, one compact matrix per space: int8 codes with a scale per
-// row (dim + 4 bytes) and the filter columns. gen is the vectors_state generation the
+// memory holds, for SQLite, one compact matrix per space: int8 codes and a sign code,
+// each with a scale, per row (dim + dim/8 + 8 bytes) and the filter columns. gen is the vectors_state generation the
 // matrices reflect; a search that reads another one reloads.
 type memory struct {
 	mu   sync.RWMutex
