@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"strconv"
 	"testing"
 	"time"
@@ -47,8 +48,40 @@ func benchRecall(b *testing.B, ix *Index, vs, qs [][]float32, k int) float64 {
 	return float64(found) / float64(total)
 }
 
+// catalogVectors returns the hashing embeddings of n generated table documents (a
+// name, a description and columns over a small vocabulary, like bench/'s catalog) and
+// of k natural questions over the same vocabulary.
+func catalogVectors(n, k int) (docs, questions [][]float32) {
+	r := rand.New(rand.NewPCG(1, 1))
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	subjects := []string{"customer", "order", "invoice", "payment", "product", "inventory", "shipment", "account", "session",
+		"campaign", "lead", "revenue", "refund", "supplier", "warehouse", "employee", "ticket", "subscription", "churn",
+		"forecast", "click", "pageview", "device", "region", "store", "price", "discount", "cart", "review", "loyalty",
+		"partner", "contract", "budget", "ledger", "transaction", "vendor", "claim", "coupon", "visit", "quota"}
+	grains := []string{"daily", "hourly", "weekly", "monthly", "events", "history", "summary", "latest"}
+	layers := []string{"raw", "stg", "int", "fact", "dim", "agg", "snapshot", "mart"}
+	suffixes := []string{"id", "name", "code", "status", "amount", "count", "created at", "date", "flag", "type", "score", "email"}
+	texts := make([]string, n)
+	for i := range texts {
+		subj, grain := pick(subjects), pick(grains)
+		var cols []string
+		for range 12 {
+			cols = append(cols, pick([]string{subj, pick(subjects)})+" "+pick(suffixes))
+		}
+		texts[i] = fmt.Sprintf("%s %s %s %d. table. %s %s, one row per %s and %s. Columns: %s", pick(layers), subj, grain, i,
+			grain, subj, subj, pick(subjects), strings.Join(cols, ", "))
+	}
+	qtexts := make([]string, k)
+	for i := range qtexts {
+		qtexts[i] = fmt.Sprintf("which table has the %s %s figures per %s?", pick(grains), pick(subjects), pick(subjects))
+	}
+	docs, _ = Hashing{}.Embed(context.Background(), texts)
+	questions, _ = Hashing{}.Embed(context.Background(), qtexts)
+	return docs, questions
+}
+
 // BenchmarkSearch times a k=100 search filtered to tables (as semantic_search asks)
-// over benchVectors clustered 512-d vectors on each driver, after loading them in
+// over benchVectors 512-d hashing embeddings of generated tables on each driver, after loading them in
 // batches of 1,000 (the load rate is reported once per driver).
 func BenchmarkSearch(b *testing.B) {
 	n := benchVectors(b)
@@ -57,8 +90,7 @@ func BenchmarkSearch(b *testing.B) {
 			ctx := context.Background()
 			ix := NewIndex(d.Open(b, Module()))
 			const dim = 512
-			r := rand.New(rand.NewPCG(3, 5))
-			vs := clustered(r, n, dim, 200)
+			vs, qs := catalogVectors(n, 64)
 			// On PostgreSQL the HNSW index is built once the rows are in (CREATE INDEX on
 			// a loaded table is much faster than growing it row by row); the load rate
 			// below then leaves out the graph, the build time is logged.
@@ -93,7 +125,6 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				b.Logf("%s: built the HNSW index in %s", d.Name, time.Since(start).Round(time.Millisecond))
 			}
-			qs := clustered(r, 64, dim, 200)
 			q := Query{Model: "bench", Dim: dim, K: 100, Kinds: []string{"table"}}
 			q.Vector = qs[0]
 			if _, err := ix.Search(ctx, q); err != nil { // loads the matrix on SQLite
