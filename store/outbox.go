@@ -24,6 +24,14 @@ type Consumer interface {
 	Handle(ctx context.Context, e meridian.ChangeEvent) error
 }
 
+// BatchConsumer is a Consumer that handles the events of a batch together (the vectors
+// indexer writes them in one transaction). An error stops delivery as Handle's does;
+// the whole batch is delivered again after a pause.
+type BatchConsumer interface {
+	Consumer
+	HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error
+}
+
 // positionKey is the settings key of a consumer's position.
 func positionKey(name string) string { return "outbox.position." + name }
 
@@ -190,6 +198,15 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
 		})
 		if err != nil || len(events) == 0 {
 			return err
+		}
+		if b, ok := l.c.(BatchConsumer); ok {
+			if err := b.HandleBatch(ctx, events); err != nil {
+				return err
+			}
+			if err := d.commitPosition(ctx, name, events[len(events)-1].Seq); err != nil {
+				return err
+			}
+			continue
 		}
 		handled := pos
 		for _, e := range events {

@@ -180,3 +180,42 @@ func TestModelChangeNeverMixesVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexerHandlesABatchInOrder: events delivered as one batch are indexed as if one
+// by one: an entity changed twice is found by its last text, one created then hard
+// deleted in the same batch has no vectors, and the position passes the batch.
+func TestIndexerHandlesABatchInOrder(t *testing.T) {
+	for _, d := range configs {
+		t.Run(d.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := openCatalog(t, d.cfg(t))
+			term(t, c, "Alpha", "Orders placed by customers, with their totals")
+			beta := term(t, c, "Beta", "Refunds granted to customers")
+			patch := []byte(`[{"op": "replace", "path": "/description", "value": "Units on hand in each depot"}]`)
+			if _, err := c.Entities.Patch(ctx, admin, "glossaryTerm", store.ByFQN("Business.Alpha"), patch, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Entities.Delete(ctx, admin, "glossaryTerm", store.ByFQN("Business.Beta"), store.DeleteOptions{Hard: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Dispatcher.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := first(vectorSearch(t, c, search.Vector, "units on hand in each depot")); got != "Business.Alpha" {
+				t.Errorf("first hit %q, want the patched Business.Alpha", got)
+			}
+			if _, _, found, err := c.Vectors.Stored(ctx, beta.ID(), vectors.HashingModel, vectors.HashingDimension); err != nil || found {
+				t.Errorf("the hard-deleted term has vectors (found %v, err %v)", found, err)
+			}
+			status, err := c.Dispatcher.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range status {
+				if s.Name == vectors.ConsumerName && s.Pending != 0 {
+					t.Errorf("%d events still pending", s.Pending)
+				}
+			}
+		})
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -71,8 +70,9 @@ type Hit struct {
 
 // Index stores entity vectors in the catalog database and searches them: with an HNSW
 // index (pgvector, cosine, iterative scans for filtered queries) on PostgreSQL, and
-// with an exact scan over a compact in-memory int8 matrix on SQLite, rescored from the
-// stored float16 vectors. It is safe for concurrent use; on SQLite the matrix of a
+// with a scan of a compact in-memory matrix on SQLite (one-bit sign codes first when it
+// is large, then int8 codes; scan.go), the best rescored from the stored float16
+// vectors. It is safe for concurrent use; on SQLite the matrix of a
 // model is loaded on its first search and kept in sync with every write, this
 // process's and others'.
 type Index struct {
@@ -131,42 +131,104 @@ func (ix *Index) UpsertMany(ctx context.Context, entries []Entry) error {
 		}
 		entries[i].Service, entries[i].Tags = strings.ToLower(entries[i].Service), lower(entries[i].Tags)
 	}
-	return ix.write(ctx, func(db store.SQL) error {
-		for _, e := range entries {
-			if err := ix.upsert(ctx, db, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func(m *memory) {
+	return ix.write(ctx, func(db store.SQL) error { return ix.upsert(ctx, db, entries) }, func(m *memory) {
 		for _, e := range entries {
 			m.upsert(e)
 		}
 	})
 }
 
-func (ix *Index) upsert(ctx context.Context, db store.SQL, e Entry) error {
-	if db.Dialect() == store.DialectPostgres {
-		if err := ix.ensureHNSW(ctx, db, e.Dim); err != nil {
-			return err
+// vectorColumns are the columns of one row of vectors, in the order upsert binds them.
+const vectorColumns = 12
+
+// batchRows is how many rows one multi-row statement of upsert deletes or inserts:
+// within both drivers' limits on bound parameters.
+const batchRows = 500
+
+// upsert replaces the entries' vectors with a DELETE per model and dimension and
+// multi-row INSERTs, batchRows rows a statement: a round trip per row made indexing a
+// backlog on PostgreSQL slow.
+func (ix *Index) upsert(ctx context.Context, db store.SQL, entries []Entry) error {
+	type row struct {
+		e     *Entry
+		chunk int
+	}
+	type key struct {
+		s  space
+		id string
+	}
+	last := map[key]int{} // an entity given twice keeps its last entry
+	for i, e := range entries {
+		last[key{space{e.Model, e.Dim}, e.EntityID}] = i
+	}
+	var rows []row
+	ids := map[space][]any{}
+	for i := range entries {
+		e := &entries[i]
+		if last[key{space{e.Model, e.Dim}, e.EntityID}] != i {
+			continue
+		}
+		if db.Dialect() == store.DialectPostgres {
+			if err := ix.ensureHNSW(ctx, db, e.Dim); err != nil {
+				return err
+			}
+		}
+		s := space{e.Model, e.Dim}
+		ids[s] = append(ids[s], e.EntityID)
+		for c := range e.Chunks {
+			rows = append(rows, row{e, c})
 		}
 	}
-	if _, err := db.Exec(ctx, "DELETE FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3", e.EntityID, e.Model, e.Dim); err != nil {
-		return err
+	for s, l := range ids {
+		for part := range slices.Chunk(l, batchRows) {
+			if _, err := db.Exec(ctx, "DELETE FROM vectors WHERE model = $1 AND dim = $2 AND entity_id IN ("+placeholders(3, len(part), 1)+")",
+				append([]any{s.model, s.dim}, part...)...); err != nil {
+				return err
+			}
+		}
 	}
-	var tags any = e.Tags
-	if db.Dialect() == store.DialectSQLite {
-		b, _ := json.Marshal(e.Tags)
-		tags = string(b)
-	}
-	for i, c := range e.Chunks {
+	for part := range slices.Chunk(rows, batchRows) {
+		args := make([]any, 0, vectorColumns*len(part))
+		for _, r := range part {
+			e, c := r.e, r.e.Chunks[r.chunk]
+			var tags any = e.Tags
+			if db.Dialect() == store.DialectSQLite {
+				b, _ := json.Marshal(e.Tags)
+				tags = string(b)
+			}
+			args = append(args, e.EntityID, e.Model, e.Dim, r.chunk, e.Hash, e.Kind, e.FQN, e.Service, tags, e.Deleted,
+				c.Text, embeddingArg(db.Dialect(), c.Vector))
+		}
 		if _, err := db.Exec(ctx, `INSERT INTO vectors (entity_id, model, dim, chunk, content_hash, kind, fqn, service, tags, deleted, text, embedding)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, e.EntityID, e.Model, e.Dim, i, e.Hash, e.Kind, e.FQN, e.Service, tags, e.Deleted,
-			c.Text, embeddingArg(db.Dialect(), c.Vector)); err != nil {
+VALUES `+placeholders(1, len(part), vectorColumns), args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// placeholders is n groups of width numbered parameters from $first, "($1, $2), ($3,
+// $4)" (or "$1, $2" when width is 1), for a statement built from counts, never input.
+func placeholders(first, n, width int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if width > 1 {
+			b.WriteByte('(')
+		}
+		for j := range width {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", first+i*width+j)
+		}
+		if width > 1 {
+			b.WriteByte(')')
+		}
+	}
+	return b.String()
 }
 
 // Delete removes every vector of the entity, of every model. Errors: the driver's.
@@ -189,16 +251,49 @@ func (ix *Index) SetDeleted(ctx context.Context, entityID string, deleted bool) 
 // Stored returns the content hash and deleted flag stored for an entity's vectors of a
 // model and dimension; found is false when it has none.
 func (ix *Index) Stored(ctx context.Context, entityID, model string, dim int) (hash string, deleted, found bool, err error) {
-	err = ix.read(ctx, func(db store.SQL) error {
-		err := db.QueryRow(ctx, "SELECT content_hash, deleted FROM vectors WHERE entity_id = $1 AND model = $2 AND dim = $3 AND chunk = 0",
-			entityID, model, dim).Scan(&hash, &deleted)
-		if meridian.ErrorCode(err) == meridian.ENotFound {
-			return nil
+	m, err := ix.storedMany(ctx, []string{entityID}, model, dim)
+	st, found := m[entityID]
+	return st.hash, st.deleted, found, err
+}
+
+// stored is what Stored returns of one entity.
+type stored struct {
+	hash    string
+	deleted bool
+}
+
+// storedMany is Stored of several entities, batchRows a query; those with no vectors
+// are missing from the map.
+func (ix *Index) storedMany(ctx context.Context, ids []string, model string, dim int) (map[string]stored, error) {
+	out := make(map[string]stored, len(ids))
+	err := ix.read(ctx, func(db store.SQL) error {
+		for part := range slices.Chunk(ids, batchRows) {
+			args := []any{model, dim}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			rows, err := db.Query(ctx, "SELECT entity_id, content_hash, deleted FROM vectors WHERE model = $1 AND dim = $2 AND chunk = 0 AND entity_id IN ("+
+				placeholders(3, len(part), 1)+")", args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				var st stored
+				if err := rows.Scan(&id, &st.hash, &st.deleted); err != nil {
+					rows.Close()
+					return err
+				}
+				out[id] = st
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		found = err == nil
-		return err
+		return nil
 	})
-	return hash, deleted, found, err
+	return out, err
 }
 
 // Count returns how many entities have vectors of the model and dimension.

@@ -23,9 +23,10 @@ const modelSetting = "vectors.model"
 
 // Indexer keeps the index in step with the catalog: it is an outbox consumer, so it
 // runs outside the write transaction, at least once, and resumes after a restart from
-// its committed position. It embeds each entity's Document with its embedder and skips
-// an entity whose content hash for that model is unchanged; a hard delete removes the
-// entity's vectors, a soft delete or restore flips their deleted flag.
+// its committed position, a batch of events at a time (store.BatchConsumer). It embeds
+// each entity's Document with its embedder and skips an entity whose content hash for
+// that model is unchanged; a hard delete removes the entity's vectors, a soft delete
+// or restore flips their deleted flag.
 type Indexer struct {
 	ents  *store.Entities
 	index *Index
@@ -33,7 +34,7 @@ type Indexer struct {
 	log   *slog.Logger
 }
 
-var _ store.Consumer = (*Indexer)(nil)
+var _ store.BatchConsumer = (*Indexer)(nil)
 
 // NewIndexer returns the indexer of ents' catalog into index with emb.
 func NewIndexer(ents *store.Entities, index *Index, emb Embedder, log *slog.Logger) *Indexer {
@@ -53,48 +54,117 @@ func (x *Indexer) Embedder() Embedder { return x.emb }
 // carry no entity are skipped. Errors: the embedder's and the store's; the dispatcher
 // delivers the event again later.
 func (x *Indexer) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
-	switch ev.EventType {
-	case meridian.EventEntityDeleted:
-		return x.index.Delete(ctx, ev.EntityID)
-	case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
-		meridian.EventEntityRestored, meridian.EventEntityFieldsChanged:
-	default:
-		return nil
+	return x.HandleBatch(ctx, []meridian.ChangeEvent{ev})
+}
+
+// HandleBatch indexes the entities of a batch of change events as Handle would one by
+// one, in order, but embeds and writes the entities between two hard deletes together
+// (an entity changed twice is indexed once, as of its last event): one write per event
+// made indexing a backlog on PostgreSQL slow.
+func (x *Indexer) HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error {
+	var pending []Item
+	flush := func() error {
+		_, err := x.PutMany(ctx, pending)
+		pending = nil
+		return err
 	}
-	k, ok := x.ents.Registry().Kind(ev.EntityType)
-	if !ok || ev.Entity == nil {
-		return nil
+	for _, ev := range events {
+		switch ev.EventType {
+		case meridian.EventEntityDeleted:
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := x.index.Delete(ctx, ev.EntityID); err != nil {
+				return err
+			}
+			continue
+		case meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
+			meridian.EventEntityRestored, meridian.EventEntityFieldsChanged:
+		default:
+			continue
+		}
+		k, ok := x.ents.Registry().Kind(ev.EntityType)
+		if !ok || ev.Entity == nil {
+			continue
+		}
+		pending = append(pending, Item{Kind: k, Entity: ev.Entity})
 	}
-	_, err := x.Put(ctx, k, ev.Entity)
-	return err
+	return flush()
+}
+
+// Item is one entity to index, with its kind.
+type Item struct {
+	Kind   *meridian.Kind
+	Entity meridian.Entity
 }
 
 // Put embeds and stores one entity unless its stored vectors for the embedder's model
 // have the same content hash (then only a changed deleted flag is written). It reports
 // whether it embedded.
 func (x *Indexer) Put(ctx context.Context, k *meridian.Kind, e meridian.Entity) (bool, error) {
-	doc := DocumentOf(k, e)
+	n, err := x.PutMany(ctx, []Item{{k, e}})
+	return n > 0, err
+}
+
+// PutMany is Put of several entities, with one read of their stored hashes, one Embed
+// call and one write; an entity given twice is indexed as its last item. It returns how
+// many it embedded.
+func (x *Indexer) PutMany(ctx context.Context, items []Item) (int, error) {
+	if len(items) == 0 {
+		return 0, nil
+	}
 	model, dim := x.emb.Model(), x.emb.Dimension()
-	hash, deleted, found, err := x.index.Stored(ctx, doc.Entry.EntityID, model, dim)
-	if err != nil {
-		return false, err
-	}
-	if found && hash == doc.Entry.Hash {
-		if deleted != doc.Entry.Deleted {
-			return false, x.index.SetDeleted(ctx, doc.Entry.EntityID, doc.Entry.Deleted)
+	var docs []Document
+	var ids []string
+	at := map[string]int{} // entity → its index in docs
+	for _, it := range items {
+		doc := DocumentOf(it.Kind, it.Entity)
+		if i, ok := at[doc.Entry.EntityID]; ok {
+			docs[i] = doc
+			continue
 		}
-		return false, nil
+		at[doc.Entry.EntityID] = len(docs)
+		docs, ids = append(docs, doc), append(ids, doc.Entry.EntityID)
 	}
-	vecs, err := x.emb.Embed(ctx, doc.Chunks)
+	have, err := x.index.storedMany(ctx, ids, model, dim)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	entry := doc.Entry
-	entry.Model, entry.Dim = model, dim
-	for i, t := range doc.Chunks {
-		entry.Chunks = append(entry.Chunks, Chunk{Text: t, Vector: vecs[i]})
+	var changed []Document
+	var texts []string
+	for _, doc := range docs {
+		st, found := have[doc.Entry.EntityID]
+		if found && st.hash == doc.Entry.Hash {
+			if st.deleted != doc.Entry.Deleted {
+				if err := x.index.SetDeleted(ctx, doc.Entry.EntityID, doc.Entry.Deleted); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		changed = append(changed, doc)
+		texts = append(texts, doc.Chunks...)
 	}
-	return true, x.index.Upsert(ctx, entry)
+	if len(changed) == 0 {
+		return 0, nil
+	}
+	vecs, err := x.emb.Embed(ctx, texts)
+	if err != nil {
+		return 0, err
+	}
+	if len(vecs) != len(texts) {
+		return 0, fmt.Errorf("vectors: the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	entries := make([]Entry, len(changed))
+	for i, doc := range changed {
+		entries[i] = doc.Entry
+		entries[i].Model, entries[i].Dim = model, dim
+		for _, t := range doc.Chunks {
+			entries[i].Chunks = append(entries[i].Chunks, Chunk{Text: t, Vector: vecs[0]})
+			vecs = vecs[1:]
+		}
+	}
+	return len(entries), x.index.UpsertMany(ctx, entries)
 }
 
 // ReindexResult is the result of a reindex job.
@@ -159,15 +229,15 @@ func (x *Indexer) Reindex(ctx context.Context, progress store.JobProgress, cp js
 			if err != nil {
 				return res, err
 			}
-			for _, e := range ents {
-				embedded, err := x.Put(ctx, k, e)
-				if err != nil {
-					return res, err
-				}
-				if embedded {
-					res.Embedded++
-				}
+			items := make([]Item, len(ents))
+			for i, e := range ents {
+				items[i] = Item{Kind: k, Entity: e}
 			}
+			embedded, err := x.PutMany(ctx, items)
+			if err != nil {
+				return res, err
+			}
+			res.Embedded += embedded
 			at.Done += n
 			res.Entities = at.Done
 			if progress != nil && total > 0 {

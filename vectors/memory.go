@@ -1,12 +1,11 @@
 package vectors
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/meridian-catalog/meridian/store"
@@ -19,8 +18,8 @@ type space struct {
 	dim   int
 }
 
-// memory holds, for SQLite, one compact matrix per space: int8 codes with a scale per
-// row (dim + 4 bytes) and the filter columns. gen is the vectors_state generation the
+// memory holds, for SQLite, one compact matrix per space: int8 codes and a sign code,
+// each with a scale, per row (dim + dim/8 + 8 bytes) and the filter columns. gen is the vectors_state generation the
 // matrices reflect; a search that reads another one reloads.
 type memory struct {
 	mu   sync.RWMutex
@@ -30,12 +29,17 @@ type memory struct {
 
 func newMemory() *memory { return &memory{gen: -1, mats: map[space]*matrix{}} }
 
-// matrix is the rows of one space.
+// matrix is the rows of one space, each coded twice: int8 codes with a scale, and a
+// one-bit sign code (words uint64 per row) with its scale, which a large scan reads
+// first (scan.go).
 type matrix struct {
 	dim      int
+	words    int
 	rows     []memRow
 	codes    []int8 // len(rows)·dim
 	scales   []float32
+	signs    []uint64 // len(rows)·words
+	alphas   []float32
 	byEntity map[string][]int
 }
 
@@ -96,13 +100,17 @@ func (m *memory) keepOnly(s space) {
 	}
 }
 
-func newMatrix(dim int) *matrix { return &matrix{dim: dim, byEntity: map[string][]int{}} }
+func newMatrix(dim int) *matrix {
+	return &matrix{dim: dim, words: signWords(dim), byEntity: map[string][]int{}}
+}
 
 func (mat *matrix) add(r memRow, v []float32) {
 	i := len(mat.rows)
 	mat.rows = append(mat.rows, r)
 	mat.codes = append(mat.codes, make([]int8, mat.dim)...)
 	mat.scales = append(mat.scales, quantise(v, mat.codes[i*mat.dim:]))
+	mat.signs = append(mat.signs, make([]uint64, mat.words)...)
+	mat.alphas = append(mat.alphas, signCode(v, mat.signs[i*mat.words:(i+1)*mat.words]))
 	mat.byEntity[r.entity] = append(mat.byEntity[r.entity], i)
 }
 
@@ -121,12 +129,16 @@ func (mat *matrix) remove(entity string) {
 			mat.rows[i] = moved
 			copy(mat.codes[i*mat.dim:(i+1)*mat.dim], mat.codes[last*mat.dim:])
 			mat.scales[i] = mat.scales[last]
+			copy(mat.signs[i*mat.words:(i+1)*mat.words], mat.signs[last*mat.words:])
+			mat.alphas[i] = mat.alphas[last]
 			pos := mat.byEntity[moved.entity]
 			pos[slices.Index(pos, last)] = i
 		}
 		mat.rows = mat.rows[:last]
 		mat.codes = mat.codes[:last*mat.dim]
 		mat.scales = mat.scales[:last]
+		mat.signs = mat.signs[:last*mat.words]
+		mat.alphas = mat.alphas[:last]
 	}
 }
 
@@ -188,62 +200,35 @@ func (m *memory) matrixFor(ctx context.Context, db store.SQL, s space) (*matrix,
 	return mat, nil
 }
 
-// candidate is a row's approximate score.
-type candidate struct {
-	row   int
-	score float32
-}
-
-// minHeap keeps the best candidates, the worst on top.
-type minHeap []candidate
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(candidate)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps for
-// rescoring with the stored float16 vectors.
+// rescoreFactor is how many candidate rows per wanted entity the int8 scan keeps, so
+// that entities with several close chunks leave room for others.
 const rescoreFactor = 4
 
-// searchMemory scans the space's matrix with the query (float32 against int8 codes),
-// keeps the best rows, then rescores them exactly from the stored vectors and reads
-// their text.
+// rescored is how many entities, of k wanted, have their best row by the int8 codes
+// rescored exactly: a margin past k, as the int8 scores are close to the exact ones
+// (a difference in the third decimal) but not equal.
+func rescored(k int) int { return k + k/4 + 10 }
+
+// searchMemory finds the best rows of the space's matrix for the query (scan.go), then
+// rescores the best row of each of the best entities exactly from the stored vectors
+// and reads their text.
 func (ix *Index) searchMemory(ctx context.Context, db store.SQL, q Query) ([]Hit, error) {
 	s := space{q.Model, q.Dim}
 	mat, err := ix.mem.matrixFor(ctx, db, s)
 	if err != nil {
 		return nil, err
 	}
-	keep := q.K * rescoreFactor
-	h := make(minHeap, 0, keep)
-	match := filter(q)
-	for i := range mat.rows {
-		if !match(&mat.rows[i]) {
-			continue
+	found := mat.nearest(q.Vector, filter(q), q.K*rescoreFactor)
+	slices.SortFunc(found, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
+	want := map[string]int{} // entity → chunk
+	for _, c := range found {
+		if len(want) == rescored(q.K) {
+			break
 		}
-		sc := mat.scales[i] * dotInt8(q.Vector, mat.codes[i*mat.dim:(i+1)*mat.dim])
-		switch {
-		case len(h) < keep:
-			heap.Push(&h, candidate{i, sc})
-		case sc > h[0].score:
-			h[0] = candidate{i, sc}
-			heap.Fix(&h, 0)
-		}
-	}
-	want := map[string]map[int]bool{}
-	for _, c := range h {
 		r := mat.rows[c.row]
-		if want[r.entity] == nil {
-			want[r.entity] = map[int]bool{}
+		if _, ok := want[r.entity]; !ok {
+			want[r.entity] = r.chunk
 		}
-		want[r.entity][r.chunk] = true
 	}
 	ix.mem.mu.RUnlock()
 	if len(want) == 0 {
@@ -272,16 +257,15 @@ func filter(q Query) func(*memRow) bool {
 	}
 }
 
-// rescore reads the candidates' stored vectors and texts, and scores them exactly.
-func rescore(ctx context.Context, db store.SQL, q Query, want map[string]map[int]bool) ([]Hit, error) {
+// rescore reads the stored vector and text of each wanted entity's chunk, and scores
+// them exactly.
+func rescore(ctx context.Context, db store.SQL, q Query, want map[string]int) ([]Hit, error) {
 	args := []any{q.Model, q.Dim}
-	marks := make([]string, 0, len(want))
-	for id := range want {
-		args = append(args, id)
-		marks = append(marks, fmt.Sprintf("$%d", len(args)))
+	for id, chunk := range want {
+		args = append(args, id, chunk)
 	}
 	rows, err := db.Query(ctx, `SELECT entity_id, chunk, kind, fqn, text, embedding FROM vectors
-WHERE model = $1 AND dim = $2 AND entity_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+WHERE model = $1 AND dim = $2 AND (entity_id, chunk) IN (VALUES `+placeholders(3, len(want), 2)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +277,7 @@ WHERE model = $1 AND dim = $2 AND entity_id IN (`+strings.Join(marks, ", ")+`)`,
 		if err := rows.Scan(&h.EntityID, &h.Chunk, &h.Kind, &h.FQN, &h.Text, &blob); err != nil {
 			return nil, err
 		}
-		if !want[h.EntityID][h.Chunk] {
+		if want[h.EntityID] != h.Chunk {
 			continue
 		}
 		v, err := decodeHalf(blob, q.Dim)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/x448/float16"
 )
@@ -70,4 +71,55 @@ func dot(a, b []float32) float32 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// signWords is how many 64-bit words hold the sign code of a dim-dimensional vector.
+func signWords(dim int) int { return (dim + 63) / 64 }
+
+// signCode sets bit j of code (len signWords(len(v))) when v[j] > 0, and returns the
+// scale α = mean |v[j]| that makes α·(±1) the closest one-bit approximation of v.
+func signCode(v []float32, code []uint64) float32 {
+	clear(code)
+	var l1 float32
+	for j, x := range v {
+		if x > 0 {
+			code[j/64] |= 1 << (j % 64)
+		}
+		l1 += float32(math.Abs(float64(x)))
+	}
+	return l1 / float32(len(v))
+}
+
+// signTable fills lut (len 256·8·signWords(len(q))) so that for the b-th byte of a sign
+// code, lut[256·b + pattern] is the inner product of q's 8 dimensions under that byte
+// with the pattern's signs (+ for a set bit, − for a clear one; 0 past the end of q).
+func signTable(q []float32, lut []float32) {
+	for b := range len(lut) / 256 {
+		t := (*[256]float32)(lut[256*b:])
+		var base float32
+		var w [8]float32
+		for j := range 8 {
+			if i := 8*b + j; i < len(q) {
+				w[j] = q[i]
+				base -= q[i]
+			}
+		}
+		t[0] = base
+		for m := 1; m < 256; m++ {
+			low := m & -m
+			t[m] = t[m^low] + 2*w[bits.TrailingZeros(uint(low))]
+		}
+	}
+}
+
+// signDot is the inner product of the query behind lut (signTable) with a sign code,
+// 8 table look-ups per word.
+func signDot(lut []float32, code []uint64) float32 {
+	var s0, s1 float32
+	for w, x := range code {
+		t := (*[2048]float32)(lut[2048*w:])
+		s0 += t[byte(x)] + t[256+int(byte(x>>8))] + t[512+int(byte(x>>16))] + t[768+int(byte(x>>24))]
+		s1 += t[1024+int(byte(x>>32))] + t[1280+int(byte(x>>40))] + t[1536+int(byte(x>>48))] + t[1792+int(byte(x>>56))]
+	}
+	return s0 + s1
 }

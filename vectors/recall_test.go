@@ -142,7 +142,7 @@ func TestApproximateRecallAgainstExactKNN(t *testing.T) {
 	})
 }
 
-// plan returns PostgreSQL's plan of q's search with the index forced ("" on SQLite).
+// plan returns PostgreSQL's plan of q's search, configured as ix searches ("" on SQLite).
 func (ix *Index) plan(t *testing.T, q Query) string {
 	t.Helper()
 	ctx := context.Background()
@@ -155,8 +155,7 @@ func (ix *Index) plan(t *testing.T, q Query) string {
 	if db.Dialect() != store.DialectPostgres {
 		return ""
 	}
-	var v string
-	if err := db.QueryRow(ctx, "SELECT set_config('enable_seqscan', 'off', true)").Scan(&v); err != nil {
+	if err := ix.configureSearch(ctx, db, q.K); err != nil {
 		t.Fatal(err)
 	}
 	query, args := pgSearch(q, q.K)
@@ -174,4 +173,26 @@ func (ix *Index) plan(t *testing.T, q Query) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestSearchUsesHNSWWithoutStatistics: on PostgreSQL a search reads the HNSW index even
+// when the table has never been analysed (rows loaded since, or autovacuum off), where
+// the planner took the table for empty and sorted every row instead.
+func TestSearchUsesHNSWWithoutStatistics(t *testing.T) {
+	ctx := context.Background()
+	ix := NewIndex(drivertest.Postgres(t, Module()))
+	r := rand.New(rand.NewPCG(5, 7))
+	var batch []Entry
+	for i := range 2000 {
+		batch = append(batch, entry(fmt.Sprintf("e%05d", i), "table", "svc", nil, "m", unit(r, 512)))
+	}
+	if err := ix.UpsertMany(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Query{{}, {Kinds: []string{"table"}, Services: []string{"svc"}}} {
+		q.Model, q.Dim, q.K, q.Vector = "m", 512, 100, unit(r, 512)
+		if plan := ix.plan(t, q); !strings.Contains(plan, "vectors_hnsw_512") {
+			t.Errorf("the search does not use the HNSW index:\n%s", plan)
+		}
+	}
 }
