@@ -93,6 +93,56 @@ func (s *Sync) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	return nil
 }
 
+var _ store.BatchConsumer = (*Sync)(nil)
+
+// HandleBatch handles the events of a batch as Handle would one by one, but
+// re-projects the entities changed between two events that need more (a hard delete,
+// a recursive delete, a restore) together, each once and refreshBatch to an Apply, so
+// a remote store gets one request for them instead of one each. Each entity is
+// projected from the catalog's current state, as Handle does. Errors: as Handle; the
+// dispatcher delivers the whole batch again.
+func (s *Sync) HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pending []string // entity IRIs, in order, each once
+	seen := map[string]bool{}
+	flush := func() error {
+		err := s.refreshAll(ctx, pending)
+		pending, seen = nil, map[string]bool{}
+		return err
+	}
+	for _, ev := range events {
+		switch {
+		case !projected(ev):
+		case ev.EventType == meridian.EventEntityDeleted || reachesSubtree(ev):
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := s.handle(ctx, ev); err != nil {
+				return err
+			}
+		default:
+			if iri := EntityIRI(ev.EntityType, ev.EntityID); !seen[iri] {
+				seen[iri] = true
+				pending = append(pending, iri)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	for _, ev := range events {
+		s.advance(ev.Seq, ev.ID)
+	}
+	return nil
+}
+
+// reachesSubtree reports whether the event changes the entities below its entity too:
+// a recursive delete and a restore record one event for the root of the tree.
+func reachesSubtree(ev meridian.ChangeEvent) bool {
+	return ev.EntityFQN != "" && (ev.Recursive || ev.EventType == meridian.EventEntityRestored)
+}
+
 // projected reports whether an event changes the projection: an entity change.
 func projected(ev meridian.ChangeEvent) bool {
 	switch ev.EventType {
@@ -109,9 +159,9 @@ func (s *Sync) handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	// A recursive delete (and a restore) records one event for the root of the tree:
 	// the entities below it, by FQN, are re-projected too.
 	var below []string
-	if fqn := ev.EntityFQN; fqn != "" && (ev.Recursive || ev.EventType == meridian.EventEntityRestored) {
+	if reachesSubtree(ev) {
 		var err error
-		if below, err = s.subtree(ctx, fqn); err != nil {
+		if below, err = s.subtree(ctx, ev.EntityFQN); err != nil {
 			return err
 		}
 	}
