@@ -325,8 +325,12 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 		return search.Result{}, fmt.Errorf("sqlite: search count: %w", err)
 	}
 	if q.Size > 0 && q.From < res.Total {
-		query := "SELECT d.id, d.kind, d.fqn, d.source, " + score + " AS score" + from + filter +
-			" ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?"
+		// The page is chosen on the scores alone, and only its rows' sources are read:
+		// SQLite's sorter would otherwise carry every matching document's source
+		// (several KB each, on overflow pages) to keep the best few.
+		query := "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT d.seq AS seq, " + score + " AS score, d.fqn AS fqn, d.id AS id" +
+			from + filter + " ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq" +
+			" ORDER BY p.score DESC, p.fqn, p.id"
 		rows, err := t.tx.QueryContext(ctx, query, append(append(scoreArgs, args...), q.Size, q.From)...)
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
