@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
