@@ -99,10 +99,12 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 	}
 	groups := make([][]string, len(terms))
 	searched := make([]string, len(terms))
+	var known [][]string // the groups of words some document holds
 	for i, w := range terms {
 		stem := search.Stem(w)
 		groups[i], searched[i] = []string{stem}, w
 		if q.Strict || search.MaxEdits(w) == 0 {
+			known = append(known, groups[i])
 			continue
 		}
 		found, err := idx.HasWord(ctx, stem)
@@ -110,6 +112,7 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 			if err != nil {
 				return search.Result{}, err
 			}
+			known = append(known, groups[i])
 			continue
 		}
 		vocab, err := idx.Vocabulary(ctx, w)
@@ -123,15 +126,26 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 					groups[i] = append(groups[i], s)
 				}
 			}
+			known = append(known, groups[i])
 		}
 	}
 	res, err := idx.Match(ctx, q, groups, true)
 	if err != nil {
 		return search.Result{}, err
 	}
-	if !q.Strict && len(groups) > 1 && res.Total < max(q.From+q.Size, 1) {
-		if res, err = idx.Match(ctx, q, groups, false); err != nil {
-			return search.Result{}, err
+	enough := func(r search.Result) bool { return r.Total >= max(q.From+q.Size, 1) }
+	if !q.Strict && len(groups) > 1 && !enough(res) {
+		// A word no document holds cannot help: every other word first, which is
+		// cheap, and only then any word, which ranks most of a large catalog.
+		if len(known) > 0 && len(known) < len(groups) {
+			if res, err = idx.Match(ctx, q, known, true); err != nil {
+				return search.Result{}, err
+			}
+		}
+		if !enough(res) && len(known) > 1 {
+			if res, err = idx.Match(ctx, q, known, false); err != nil {
+				return search.Result{}, err
+			}
 		}
 		res.Relaxed = true
 	}
