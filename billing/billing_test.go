@@ -336,12 +336,7 @@ func testFailedCall(t *testing.T, f *fixture) {
 }
 
 func testTwoServers(t *testing.T, f *fixture) {
-	// A second service on the same database, with its own journal directory.
-	other, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: t.TempDir(), Plan: plan, Now: f.clock.Now, FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	other := f.otherServer()
 	ctx := as(alice, billing.AppMCP, "c 1", "")
 	for i := 0; i < 3; i++ {
 		f.mustCall(ctx, billing.FeatureMCPToolCalls, "x")
@@ -386,11 +381,7 @@ func testBackgroundSpend(t *testing.T, f *fixture) {
 		t.Errorf("the ledger holds %d micro-credits of system spend, want 10 credits", system)
 	}
 	// A server that reads the day's spend from the table counts the same.
-	other, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: t.TempDir(), Plan: plan, Now: f.clock.Now, FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	other := f.otherServer()
 	if _, err := other.Reserve(ctx, billing.FeatureMCPToolCalls, "x", 1, nil); meridian.ErrorCode(err) != meridian.ETooManyRequests {
 		t.Fatalf("another server: %v, want the ceiling reached by 2 credits of calls", err)
 	}

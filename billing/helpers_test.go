@@ -95,6 +95,18 @@ func (f *fixture) open(prices *billing.PriceTable) *billing.Service {
 	return s
 }
 
+// otherServer opens a second service on the fixture's database, with its own journal
+// directory, as another server sharing it would.
+func (f *fixture) otherServer() *billing.Service {
+	f.t.Helper()
+	other, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: f.t.TempDir(), Plan: plan, Now: f.clock.Now, FlushInterval: time.Hour})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { _ = other.Close(context.Background()) })
+	return other
+}
+
 // as is a context attributing spend to p through app (an MCP client for MCP).
 func as(p *meridian.Principal, app, client, conversation string) context.Context {
 	a := billing.Attribution{Principal: p, App: app, Conversation: conversation}
