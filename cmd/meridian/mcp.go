@@ -127,7 +127,12 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	go cat.Run(ctx)
+	background := make(chan struct{})
+	go func() { cat.Run(ctx); close(background) }()
+	defer func() {
+		stop()
+		<-background // the consumers, jobs and graph snapshot finish before the database closes
+	}()
 	log.Info("serving MCP on stdio", slog.String("as", p.Name), slog.Bool("readOnly", *opts.readOnly))
 	return rpc.ServeStdio(ctx, rpc.Config{Tools: cat.Tools, Principal: p, Logger: log, Version: version,
 		Audit: cat.Audit, Billing: cat.Billing}, stdin, stdout)
