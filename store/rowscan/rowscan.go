@@ -117,6 +117,13 @@ func SearchHit(s Scanner) (search.Hit, error) {
 	return h, err
 }
 
+// String reads a single text column.
+func String(s Scanner) (string, error) {
+	var v string
+	err := s.Scan(&v)
+	return v, err
+}
+
 // WordCount reads a vocabulary word and its document count, in that order.
 func WordCount(s Scanner) (search.WordCount, error) {
 	var w search.WordCount

@@ -53,6 +53,8 @@ func RunDriver(t *testing.T, open Open, opts DriverOptions) {
 		{"ConcurrentWritersNeverFail", testDriverConcurrentWriters},
 		{"SearchDocumentsRankFilterPageAndGoAway", testDriverSearch},
 		{"SearchAggregatesMatchesInTheDatabase", testDriverSearchAggregations},
+		{"SearchAnyWordPagesAgreeWithTheWholeRanking", testDriverSearchAnyWordPages},
+		{"SearchWordsMatchEveryTermTheyStart", testDriverSearchManyTermsUnderAPrefix},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
