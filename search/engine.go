@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -82,22 +83,30 @@ func (q Query) AsKeyword() Query {
 	return q
 }
 
-// hybrid fuses the K best keyword hits and the K nearest entities.
+// hybrid fuses the K best keyword hits and the K nearest entities. The two sides run
+// at once: each waits mostly on its own reads.
 func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Result, error) {
 	kq := q.AsKeyword()
 	kq.From, kq.Size, kq.Threshold = 0, min(q.K, MaxSize), 0
+	kq.CountUpTo = max(kq.Size, 1)
 	if len(kq.Terms) == 0 {
 		kq.Terms = Words(q.Text)
 	}
+	vq := q
+	vq.From, vq.Size, vq.Threshold = 0, min(q.K, MaxSize), 0
+	var (
+		kw, vec Result
+		vecErr  error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() { vec, vecErr = e.Vector.Search(ctx, p, vq) })
 	kw, err := e.Keyword.Search(ctx, p, kq)
+	wg.Wait()
 	if err != nil {
 		return Result{}, err
 	}
-	vq := q
-	vq.From, vq.Size, vq.Threshold = 0, min(q.K, MaxSize), 0
-	vec, err := e.Vector.Search(ctx, p, vq)
-	if err != nil {
-		return Result{}, err
+	if vecErr != nil {
+		return Result{}, vecErr
 	}
 	fused := Fuse(e.Fusion, kw.Hits, vec.Hits)
 	n := 0

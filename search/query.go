@@ -100,6 +100,11 @@ type Filter struct {
 // Vector and Hybrid modes search Text (the question as asked; the Terms joined when
 // empty) among the K nearest entities (0 means DefaultK), keeping those whose score
 // reaches Threshold (0 to 1).
+//
+// CountUpTo, when above 0, lets a keyword search stop counting matches there: Total is
+// then the smaller of the match count and CountUpTo. Hybrid search, which answers no
+// total of its own, asks for its page only, since counting every match of a common
+// word costs more than ranking the page at 100,000 entities.
 type Query struct {
 	Mode         Mode
 	Text         string
@@ -114,6 +119,7 @@ type Query struct {
 	Size         int
 	Aggregations []Field
 	Buckets      int
+	CountUpTo    int
 }
 
 // Validate checks what can be checked without the kind registry: the mode (Keyword, the

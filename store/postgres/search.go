@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -271,7 +273,12 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query) (search.Result, error) {
 	filter := " WHERE " + strings.Join(where, " AND ")
 	res := search.Result{Hits: []search.Hit{}}
-	if err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM search_docs"+filter, args[:n]...).Scan(&res.Total); err != nil {
+	count, countArgs := "SELECT COUNT(*) FROM search_docs"+filter, args[:n]
+	if q.CountUpTo > 0 {
+		count, countArgs = "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs"+filter+" LIMIT $"+strconv.Itoa(n+1)+") c",
+			append(slices.Clone(args[:n]), q.CountUpTo)
+	}
+	if err := t.tx.QueryRow(ctx, count, countArgs...).Scan(&res.Total); err != nil {
 		return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
 	}
 	if q.Size > 0 && q.From < res.Total {

@@ -364,61 +364,42 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	}
 	expr := matchExpr(terms, all, "")
 
-	var from, score string
-	var scoreArgs []any
-	if expr == "" {
-		from = " FROM search_docs d"
-		score = "1.0"
-	} else {
+	from := " FROM search_docs d"
+	if expr != "" {
 		// search_docs_match (migrations/0005) covers the filters on kind and deleted
 		// and the ranking's columns: the planner would read the table by rowid.
 		from = " FROM search_fts JOIN search_docs d INDEXED BY search_docs_match ON d.seq = search_fts.rowid"
 		where = append([]string{"search_fts MATCH ?"}, where...)
 		args = append([]any{expr}, args...)
-		var phrase []string
-		for _, g := range groups {
-			phrase = append(phrase, g[0])
-		}
-		matched := fmt.Sprint(len(groups))
-		if !all {
-			var each []string
-			for _, g := range terms {
-				each = append(each, groupMatched)
-				scoreArgs = append(scoreArgs, matchExpr([][]string{g}, true, ""))
-			}
-			matched = strings.Join(each, " + ")
-		}
-		score = "(20 * (" + matched + ") + 4 * (" + tierScore + ") + (" + nameBonus + ")" +
-			" + (-bm25(search_fts, " + bm25Weights + ")) / (1.0 - bm25(search_fts, " + bm25Weights + ")))"
-		p := strings.Join(phrase, " ")
-		scoreArgs = append(scoreArgs, matchExpr(terms, true, "{name}"), matchExpr(terms, true, "{name display}"),
-			matchExpr(terms, true, "{name display description}"), p, p, p)
 	}
 	filter := " WHERE " + strings.Join(where, " AND ")
 
 	res := search.Result{Hits: []search.Hit{}}
-	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*)"+from+filter, args...).Scan(&res.Total); err != nil {
+	count, countArgs := "SELECT COUNT(*)"+from+filter, args
+	if q.CountUpTo > 0 {
+		count, countArgs = "SELECT COUNT(*) FROM (SELECT 1"+from+filter+" LIMIT ?)", append(slices.Clone(args), q.CountUpTo)
+	}
+	if err := t.tx.QueryRowContext(ctx, count, countArgs...).Scan(&res.Total); err != nil {
 		return search.Result{}, fmt.Errorf("sqlite: search count: %w", err)
 	}
-	pageFilter, pageArgs := filter, args
+	var levels []string
+	pageArgs := args
 	if expr != "" && !all && q.Size > 0 && q.From < res.Total {
-		narrowed, err := t.narrow(ctx, terms, max(q.From+q.Size, 1), "SELECT COUNT(*)"+from+filter, args)
-		if err != nil {
+		if levels, err = t.narrow(ctx, terms, max(q.From+q.Size, 1), "SELECT COUNT(*) FROM (SELECT 1"+from+filter+" LIMIT ?)", args); err != nil {
 			return search.Result{}, err
 		}
-		if narrowed != "" {
-			// The documents are still matched and ranked on the whole expression,
-			// so their BM25 and scores do not change; only the narrowed ones are.
-			pageFilter += " AND +search_fts.rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)"
-			pageArgs = append(slices.Clone(args), narrowed)
+		if len(levels) > 0 {
+			pageArgs = slices.Clone(args)
+			pageArgs[0] = levels[0]
 		}
 	}
 	if q.Size > 0 && q.From < res.Total {
 		// The page is chosen on the scores alone, and only its rows' sources are read:
 		// SQLite's sorter would otherwise carry every matching document's source
 		// (several KB each, on overflow pages) to keep the best few.
+		score, scoreArgs := scoring(groups, terms, all, levels)
 		query := "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT d.seq AS seq, " + score + " AS score, d.fqn AS fqn, d.id AS id" +
-			from + pageFilter + " ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq" +
+			from + filter + " ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq" +
 			" ORDER BY p.score DESC, p.fqn, p.id"
 		rows, err := t.tx.QueryContext(ctx, query, append(append(scoreArgs, pageArgs...), q.Size, q.From)...)
 		if err != nil {
@@ -447,11 +428,13 @@ const maxNarrowing = 35
 // when the documents holding at least m groups (m = k-1 down to 2) fill the page
 // (need, From+Size), the page is among them and only they need scoring: an any-word
 // question otherwise scores most of a large catalog (1 to 2 s at 100,000 tables). count
-// counts a MATCH's documents with args, whose first is the MATCH expression. narrow
-// returns the MATCH expression of the level chosen, or "" when none fills the page or
-// a level would take more than maxNarrowing alternatives.
-func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any) (string, error) {
+// counts a MATCH's documents up to a limit, with args (the first is the MATCH
+// expression) and the limit, need, after them. narrow returns the MATCH expressions of
+// the levels it counted, from the one chosen (levels[0], m) up to k-1, or nil when no
+// level fills the page or a level would take more than maxNarrowing alternatives.
+func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any) ([]string, error) {
 	k := len(groups)
+	var levels []string
 	for m := k - 1; m >= 2; m-- {
 		subsets := combinations(k, m)
 		if len(subsets) > maxNarrowing {
@@ -465,17 +448,83 @@ func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count stri
 			}
 			alts = append(alts, "("+matchExpr(each, true, "")+")")
 		}
-		level := slices.Clone(args)
+		level := append(slices.Clone(args), need)
 		level[0] = strings.Join(alts, " OR ")
+		levels = append([]string{level[0].(string)}, levels...)
 		var n int
 		if err := t.tx.QueryRowContext(ctx, count, level...).Scan(&n); err != nil {
-			return "", fmt.Errorf("sqlite: search count: %w", err)
+			return nil, fmt.Errorf("sqlite: search count: %w", err)
 		}
 		if n >= need {
-			return level[0].(string), nil
+			return levels, nil
 		}
 	}
-	return "", nil
+	return nil, nil
+}
+
+// scoring returns the ranking expression of a page (see Ranking) and its arguments, for
+// the query's stems (groups, for the name bonus) and FTS5 terms. No terms score 1.
+//
+// When narrow chose a level, the page's MATCH expression is the OR of every level-group
+// subset of terms: BM25 sums over the expression's phrases, and FTS5 counts a phrase
+// only in the subsets that match, so a document holding j groups has each of its
+// phrases counted C(j-1, level-1) times. Dividing by that gives the whole
+// expression's BM25, so a page's scores do not depend on narrowing. levels are narrow's.
+func scoring(groups, terms [][]string, all bool, levels []string) (string, []any) {
+	if matchExpr(terms, true, "") == "" {
+		return "1.0", nil
+	}
+	matched := fmt.Sprint(len(terms))
+	var matchedArgs []any
+	level := 0
+	switch {
+	case len(levels) > 0:
+		// A narrowed document holds level groups, and one more for each higher
+		// level (up to all of them) it is in. Those sets are smaller than the page:
+		// narrow went on to lower levels only while they were.
+		level = len(terms) - len(levels)
+		each := []string{fmt.Sprint(level)}
+		for _, e := range slices.Concat(levels[1:], []string{matchExpr(terms, true, "")}) {
+			each = append(each, groupMatched)
+			matchedArgs = append(matchedArgs, e)
+		}
+		matched = strings.Join(each, " + ")
+	case !all:
+		each := make([]string, len(terms))
+		for i, g := range terms {
+			each[i] = groupMatched
+			matchedArgs = append(matchedArgs, matchExpr([][]string{g}, true, ""))
+		}
+		matched = strings.Join(each, " + ")
+	}
+	bm := "bm25(search_fts, " + bm25Weights + ")"
+	var bmArgs []any
+	if level > 0 {
+		var cases strings.Builder
+		for j := level; j <= len(terms); j++ {
+			fmt.Fprintf(&cases, " WHEN %d THEN %d.0", j, binomial(j-1, level-1))
+		}
+		bm = "(" + bm + " / (CASE " + matched + cases.String() + " END))"
+		bmArgs = matchedArgs
+	}
+	phrase := make([]string, len(groups))
+	for i, g := range groups {
+		phrase[i] = g[0]
+	}
+	p := strings.Join(phrase, " ")
+	args := slices.Concat(matchedArgs,
+		[]any{matchExpr(terms, true, "{name}"), matchExpr(terms, true, "{name display}"), matchExpr(terms, true, "{name display description}"), p, p, p},
+		bmArgs, bmArgs)
+	return "(20 * (" + matched + ") + 4 * (" + tierScore + ") + (" + nameBonus + ") + (-" + bm + ") / (1.0 - " + bm + "))", args
+}
+
+// binomial is n choose r.
+func binomial(n, r int) int {
+	b := 1
+	for i := 1; i <= r; i++ {
+		b = b * (n - r + i) / i
+	}
+	return b
 }
 
 // combinations returns the m-element subsets of {0, …, k-1}, each in increasing order.

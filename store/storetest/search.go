@@ -554,6 +554,7 @@ func testDriverSearch(t *testing.T, d *driverFixture) {
 	kinds := func(q search.Query, k ...string) search.Query { q.Kinds = k; return q }
 	deleted := func(q search.Query, d *bool) search.Query { q.Deleted = d; return q }
 	strict := func(q search.Query) search.Query { q.Strict = true; return q }
+	countUpTo := func(q search.Query, n int) search.Query { q.CountUpTo = n; return q }
 	RunSearchCases(t, db, []SearchCase{
 		{Name: "name outranks display name, description and columns", Q: terms("customer"), Want: "cu,co,oa,rv,ev", Total: 5},
 		{Name: "every word is required, as a prefix, when enough match", Q: page(terms("cust", "ord"), 0, 2), Want: "co,oa", Total: 2},
@@ -562,6 +563,8 @@ func testDriverSearch(t *testing.T, d *driverFixture) {
 		{Name: "a later page of a relaxed search continues the same ranking", Q: page(terms("cust", "ord"), 2, 2),
 			Want: "cu,rv", Total: 5, Relaxed: true},
 		{Name: "strict requires every word", Q: strict(terms("cust", "ord")), Want: "co,oa", Total: 2},
+		{Name: "a count limit stops the count, not the page", Q: countUpTo(terms("customer"), 2), Want: "cu,co,oa,rv,ev", Total: 2},
+		{Name: "a count limit above the matches counts them all", Q: countUpTo(terms("customer"), 9), Want: "cu,co,oa,rv,ev", Total: 5},
 		{Name: "stop words are dropped", Q: terms("which", "table", "has", "the", "customer"), Want: "cu,co,oa,rv,ev", Total: 5, Searched: "customer"},
 		{Name: "strict keeps stop words", Q: strict(terms("which", "customer")), Want: "", Total: 0},
 		{Name: "only stop words are searched as they are", Q: terms("the", "the"), Want: "", Total: 0, Searched: "the"},
