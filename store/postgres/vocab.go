@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -53,19 +54,28 @@ const vocabularyNear = `SELECT word, sum(docs)::int FROM (
     SELECT word, delta FROM search_vocab_pending WHERE word >= $1 AND word < $2 AND length(word) BETWEEN $3 AND $4
 ) AS v GROUP BY word HAVING sum(docs) > 0 ORDER BY word LIMIT $5`
 
-// foldVocabulary moves the pending vocabulary changes into search_vocab, unless another
-// folder holds the lock, and then vacuums the two tables so that their dead rows (the
-// folded rows, the replaced counts) do not pile up where autovacuum is off or slow. It
-// answers how many pending rows it folded.
+// errFoldBusy is foldVocabulary's answer when another folder holds the lock.
+var errFoldBusy = errors.New("postgres: fold the search vocabulary: another folder is folding")
+
+// foldVocabulary moves the pending vocabulary changes into search_vocab, and then
+// vacuums the two tables so that their dead rows (the folded rows, the replaced counts)
+// do not pile up where autovacuum is off or slow. It answers how many pending rows it
+// folded, and errFoldBusy at once when another folder holds the lock.
 func foldVocabulary(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	var n int64
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(t pgx.Tx) error {
 		var mine bool
-		if err := t.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", vocabFoldLock).Scan(&mine); err != nil || !mine {
+		if err := t.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", vocabFoldLock).Scan(&mine); err != nil {
 			return err
+		}
+		if !mine {
+			return errFoldBusy
 		}
 		return t.QueryRow(ctx, foldPending).Scan(&n)
 	})
+	if errors.Is(err, errFoldBusy) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: fold the search vocabulary: %w", err)
 	}
@@ -82,8 +92,9 @@ func foldVocabulary(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 
 // vocabFolder folds the vocabulary in the background of one DB: at start (what an
 // earlier run left), after foldAfter documents committed, and every foldEvery while
-// any wait. A failed fold is tried again at the next tick; reads are exact whatever
-// waits.
+// any wait. A fold that failed, or found another folder at work (which may have
+// started before this DB's last changes committed), is tried again at the next tick;
+// reads are exact whatever waits.
 type vocabFolder struct {
 	pool    *pgxpool.Pool
 	changed atomic.Int64  // documents committed since the last fold began
@@ -124,7 +135,7 @@ func (f *vocabFolder) run(ctx context.Context) {
 	for {
 		if f.changed.Swap(0) > 0 {
 			if _, err := foldVocabulary(ctx, f.pool); err != nil {
-				f.changed.Add(1) // try again at the next tick
+				f.changed.Add(1) // try again at the next tick (busy: what the other missed)
 			}
 		}
 		select {
