@@ -44,17 +44,21 @@ func sharedWordsDoc(n int) search.Doc {
 }
 
 // BenchmarkVocabularyWriters measures 8 concurrent writers, each indexing tables with
-// shared words in a transaction of its own (one table per op): "ordered" through
-// Begin (the write lock, as entity writes), "unordered" without it (BeginUnordered),
-// where only the vocabulary could make them wait for each other. Every run starts from
-// an empty database; fix -benchtime (e.g. 2000x) to compare runs.
+// shared words (b.N counts tables): "ordered" through Begin (the write lock, as entity
+// writes), one table a transaction and 100 a transaction (as a bulk chunk), and
+// "unordered" without the lock (BeginUnordered), one table a transaction, where only
+// the vocabulary could make writers wait for each other. Every run starts from an
+// empty database; fix -benchtime (e.g. 3000x) to compare runs.
 func BenchmarkVocabularyWriters(b *testing.B) {
+	ordered := func(db *DB, ctx context.Context) (store.Tx, error) { return db.Begin(ctx, true) }
 	for _, mode := range []struct {
 		name  string
 		begin func(db *DB, ctx context.Context) (store.Tx, error)
+		per   int // tables a transaction
 	}{
-		{"ordered", func(db *DB, ctx context.Context) (store.Tx, error) { return db.Begin(ctx, true) }},
-		{"unordered", func(db *DB, ctx context.Context) (store.Tx, error) { return db.BeginUnordered(ctx) }},
+		{"ordered", ordered, 1},
+		{"ordered-100", ordered, 100},
+		{"unordered", func(db *DB, ctx context.Context) (store.Tx, error) { return db.BeginUnordered(ctx) }, 1},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			db, _ := openTemp(b)
@@ -66,8 +70,8 @@ func BenchmarkVocabularyWriters(b *testing.B) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for n := int(next.Add(1)); n <= b.N; n = int(next.Add(1)) {
-						if err := indexOne(ctx, db, mode.begin, sharedWordsDoc(n)); err != nil {
+					for first := int(next.Add(int64(mode.per))) - mode.per; first < b.N; first = int(next.Add(int64(mode.per))) - mode.per {
+						if err := indexTables(ctx, db, mode.begin, first, min(first+mode.per, b.N)); err != nil {
 							b.Error(err)
 							return
 						}
@@ -82,15 +86,17 @@ func BenchmarkVocabularyWriters(b *testing.B) {
 // benchWriters is how many writers BenchmarkVocabularyWriters runs at once.
 const benchWriters = 8
 
-// indexOne indexes d in a transaction begun by begin.
-func indexOne(ctx context.Context, db *DB, begin func(*DB, context.Context) (store.Tx, error), d search.Doc) error {
+// indexTables indexes tables from to end (excluded) in a transaction begun by begin.
+func indexTables(ctx context.Context, db *DB, begin func(*DB, context.Context) (store.Tx, error), from, end int) error {
 	tx, err := begin(db, ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := tx.Index(ctx, d); err != nil {
-		return err
+	for n := from; n < end; n++ {
+		if err := tx.Index(ctx, sharedWordsDoc(n)); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
