@@ -14,6 +14,8 @@ import (
 
 // terminateBackends ends every other connection to the database at url, as an
 // administrator's pg_terminate_backend or a failover does, and waits until they are gone.
+// Stop the vocabulary's folder first (stopFolding): a fold the termination fails is
+// tried again a second later, on a new connection that stays in the pool.
 func terminateBackends(t *testing.T, url string) {
 	t.Helper()
 	ctx := context.Background()
@@ -46,6 +48,7 @@ func testRow() store.Row {
 
 func TestReadsSurviveTerminatedBackends(t *testing.T) {
 	db, url := openTemp(t)
+	stopFolding(db)
 	ctx := context.Background()
 	row := testRow()
 	w, err := db.Begin(ctx, true)
@@ -74,6 +77,7 @@ func TestReadsSurviveTerminatedBackends(t *testing.T) {
 
 func TestAWriteThatLostItsConnectionIsUnavailable(t *testing.T) {
 	db, url := openTemp(t)
+	stopFolding(db)
 	ctx := context.Background()
 	w, err := db.Begin(ctx, true)
 	if err != nil {

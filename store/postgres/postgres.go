@@ -15,6 +15,9 @@
 // outbox's sequence numbers are assigned in commit order, so a consumer reading "events
 // after N" never skips one that commits late. Update stays optimistic on the stored
 // version. Read-only transactions run at REPEATABLE READ READ ONLY and see one snapshot.
+//
+// Writers append their changes to the search vocabulary's counts to a table of their
+// own, which a background folder moves into the counts (vocab.go); Close stops it.
 package postgres
 
 import (
@@ -56,6 +59,7 @@ var migrationFiles embed.FS
 type DB struct {
 	pool    *pgxpool.Pool
 	modules []store.Module
+	vocab   *vocabFolder
 }
 
 var _ store.Driver = (*DB)(nil)
@@ -102,7 +106,7 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	return &DB{pool: pool, modules: modules}, nil
+	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool)}, nil
 }
 
 // Pool returns the connection pool, for packages that keep their own tables in the
@@ -138,7 +142,7 @@ func (db *DB) beginTx(ctx context.Context, writable, lock bool) (store.Tx, error
 	if err != nil {
 		return nil, fmt.Errorf("postgres: begin: %w", err)
 	}
-	return &tx{tx: guarded{Tx: t, h: &held{}}, writable: writable, modules: db.modules}, nil
+	return &tx{tx: guarded{Tx: t, h: &held{}}, writable: writable, modules: db.modules, vocab: db.vocab}, nil
 }
 
 func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
@@ -162,8 +166,9 @@ func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
 // Modules returns the modules the database was opened with.
 func (db *DB) Modules() []store.Module { return db.modules }
 
-// Close closes the connection pool.
+// Close stops the vocabulary's folder (vocab.go) and closes the connection pool.
 func (db *DB) Close() error {
+	db.vocab.close()
 	db.pool.Close()
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 
 // openTemp opens a fresh catalog in a throwaway database; it closes when the test
 // ends, before the database is dropped.
-func openTemp(t *testing.T) (*DB, string) {
+func openTemp(t testing.TB) (*DB, string) {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	db, err := Open(context.Background(), url)

@@ -17,7 +17,8 @@ import (
 
 // Keyword search on search_docs (migrations/0001_init.sql): a tsvector over the stems
 // of the name (weight A), display name (B), description (C) and column words (D) with
-// a GIN index; search_vocab (0004) holds the words typo correction suggests.
+// a GIN index; search_vocab (0004) and search_vocab_pending (0005) hold the words typo
+// correction suggests (vocab.go).
 //
 // Matching and ranking mirror store/sqlite's, so both drivers answer alike (the flow,
 // stop words, typo correction and relaxation are store.KeywordSearch's): a word group
@@ -48,17 +49,18 @@ const (
 )
 
 // Index adds or replaces the search document of an entity, with the stems of its
-// words, and keeps the vocabulary counts in step with the document's words. The filter
-// fields (service, tags, owners, domains) are stored lower-cased, so term filters
-// compare case-insensitively; the source keeps the original spelling. It is one
-// statement that answers nothing, so Pipeline can hold it back: the document's
-// previous words are read by the statement itself (every part of it sees the rows as
-// they were before it), words it gains are counted up, in word order, and words it
-// loses counted down.
+// words, and records the changes to the vocabulary's counts. The filter fields
+// (service, tags, owners, domains) are stored lower-cased, so term filters compare
+// case-insensitively; the source keeps the original spelling. It is one statement that
+// answers nothing, so Pipeline can hold it back: the document's previous words are read
+// by the statement itself (every part of it sees the rows as they were before it), and
+// the words it gains (+1) and loses (-1) are appended to search_vocab_pending, which
+// no other writer waits for (vocab.go).
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	t.indexed++
 	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
 		d.ID, d.Kind, d.FQN, search.StemText(d.Name), search.StemText(d.DisplayName), search.StemText(d.Description),
 		search.StemText(d.Columns), strings.ToLower(d.Service),
@@ -78,13 +80,11 @@ const indexDoc = `WITH old AS (
         column_words = excluded.column_words, service = excluded.service, tags = excluded.tags,
         owners = excluded.owners, domains = excluded.domains, deleted = excluded.deleted, source = excluded.source,
         vocab = excluded.vocab
-), gained AS (
-    INSERT INTO search_vocab (word, docs)
-    SELECT w, 1 FROM old, unnest($14::text[]) AS w WHERE NOT w = ANY(old.words) ORDER BY w
-    ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + 1
 )
-UPDATE search_vocab SET docs = docs - 1 FROM old
-WHERE word = ANY(old.words) AND NOT word = ANY($14::text[])`
+INSERT INTO search_vocab_pending (word, delta)
+SELECT w, 1 FROM old, unnest($14::text[]) AS w WHERE NOT w = ANY(old.words)
+UNION ALL
+SELECT w, -1 FROM old, unnest(old.words) AS w WHERE NOT w = ANY($14::text[])`
 
 // Unindex removes an entity's search document; removing a missing one is not an error.
 // The search_docs_vocab trigger takes its words out of the vocabulary.
@@ -92,6 +92,7 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	t.indexed++
 	if _, err := t.tx.Exec(ctx, "DELETE FROM search_docs WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: unindex: %w", err)
 	}
@@ -224,9 +225,7 @@ func (k keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
 func (k keywordIndex) Vocabulary(ctx context.Context, w string) ([]search.WordCount, error) {
 	first, _ := utf8.DecodeRuneInString(w)
 	n, edits := utf8.RuneCountInString(w), search.MaxEdits(w)
-	rows, err := k.t.tx.Query(ctx, `SELECT word, docs FROM search_vocab
-WHERE word >= $1 AND word < $2 AND length(word) BETWEEN $3 AND $4 AND docs > 0 ORDER BY word LIMIT $5`,
-		string(first), string(first+1), n-edits, n+edits, store.MaxVocabularyScan)
+	rows, err := k.t.tx.Query(ctx, vocabularyNear, string(first), string(first+1), n-edits, n+edits, store.MaxVocabularyScan)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search vocabulary: %w", err)
 	}

@@ -25,6 +25,8 @@ type tx struct {
 	tx       guarded
 	writable bool
 	modules  []store.Module // the modules the database was opened with
+	vocab    *vocabFolder   // told, at commit, of the documents indexed or removed
+	indexed  int            // the documents indexed or removed (vocabulary changes pending)
 }
 
 var errReadOnly = errors.New("postgres: write in a read-only transaction")
@@ -38,8 +40,9 @@ func (t *tx) write() error {
 	return nil
 }
 
-// Commit commits. A COMMIT that never reached the server (pgconn.SafeToRetry) is
-// EUnavailable; one whose answer was lost has an unknown outcome and stays internal.
+// Commit commits, then tells the vocabulary's folder how many documents changed. A
+// COMMIT that never reached the server (pgconn.SafeToRetry) is EUnavailable; one whose
+// answer was lost has an unknown outcome and stays internal.
 func (t *tx) Commit() error {
 	if err := t.tx.Commit(context.Background()); err != nil {
 		if pgconn.SafeToRetry(err) {
@@ -47,6 +50,7 @@ func (t *tx) Commit() error {
 		}
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
+	t.vocab.committed(t.indexed)
 	return nil
 }
 
@@ -202,6 +206,7 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if _, err := t.tx.Exec(ctx, "DELETE FROM search_docs WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: remove search document: %w", err)
 	}
+	t.indexed++
 	for _, m := range t.modules {
 		if m.OnRemove == nil {
 			continue
