@@ -195,3 +195,27 @@ func VocabularyChange(before, now []string) (added, removed []string) {
 	}
 	return added, removed
 }
+
+// MaxNarrowing bounds the alternatives (subsets of a question's word groups) a driver
+// writes to narrow an any-word search to the documents holding most of the words: a
+// document holding m of k groups always ranks above one holding fewer (20 points a
+// group; see the drivers' ranking), so when the documents holding at least m groups
+// fill the page, only they need ranking.
+const MaxNarrowing = 35
+
+// Subsets returns the m-element subsets of {0, …, k-1}, each in increasing order.
+func Subsets(k, m int) [][]int {
+	var out [][]int
+	var walk func(start int, set []int)
+	walk = func(start int, set []int) {
+		if len(set) == m {
+			out = append(out, slices.Clone(set))
+			return
+		}
+		for i := start; i <= k-(m-len(set)); i++ {
+			walk(i+1, append(set, i))
+		}
+	}
+	walk(0, make([]int, 0, m))
+	return out
+}

@@ -202,7 +202,7 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	where, _ := searchFilters(q, &args)
 	term := args.add(search.Stem(res.Searched[0]))
 	where = append(where, fmt.Sprintf(fuzzyMatch, term))
-	fuzzy, err := t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q)
+	fuzzy, err := t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q, nil)
 	fuzzy.Searched = res.Searched
 	return fuzzy, err
 }
@@ -245,7 +245,7 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 		return search.Result{}, err
 	}
 	if len(groups) == 0 {
-		return k.t.search(ctx, where, "1.0::float8", args, len(args), q)
+		return k.t.search(ctx, where, "1.0::float8", args, len(args), q, nil)
 	}
 	query := args.add(tsquery(groups, all, ""))
 	where = append(where, "tsv @@ to_tsquery('simple', "+query+"::text)")
@@ -264,12 +264,43 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	}
 	score := fmt.Sprintf(exactScore, query, args.add(tsquery(groups, true, "A")), args.add(tsquery(groups, true, "AB")),
 		args.add(tsquery(groups, true, "ABC")), args.add(strings.Join(phrase, " ")), matched)
-	return k.t.search(ctx, where, score, args, n, q)
+	var levels []string
+	if !all {
+		levels = narrowing(groups)
+	}
+	return k.t.search(ctx, where, score, args, n, q, levels)
+}
+
+// narrowing returns the tsqueries of the documents holding at least m of the k word
+// groups, for m = k-1 down to 2, while a level takes at most store.MaxNarrowing
+// alternatives (see search).
+func narrowing(groups [][]string) []string {
+	var levels []string
+	for m := len(groups) - 1; m >= 2; m-- {
+		subsets := store.Subsets(len(groups), m)
+		if len(subsets) > store.MaxNarrowing {
+			break
+		}
+		alts := make([]string, len(subsets))
+		for i, set := range subsets {
+			each := make([][]string, len(set))
+			for j, g := range set {
+				each[j] = groups[g]
+			}
+			alts[i] = "(" + tsquery(each, true, "") + ")"
+		}
+		levels = append(levels, strings.Join(alts, " | "))
+	}
+	return levels
 }
 
 // search counts the documents matching where, whose parameters are args[:n], and
 // returns the page q asks for, ordered by score, with the aggregations q asks for.
-func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query) (search.Result, error) {
+// levels, from the most words held down, are tsqueries of the documents an any-word
+// page may come from (narrowing): the page is ranked among the first level's documents
+// that fill it (a count up to the page tells), still scored on the whole question, so
+// scores do not change; an any-word question otherwise ranks most of a large catalog.
+func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query, levels []string) (search.Result, error) {
 	filter := " WHERE " + strings.Join(where, " AND ")
 	res := search.Result{Hits: []search.Hit{}}
 	count, countArgs := "SELECT COUNT(*) FROM search_docs"+filter, args[:n]
@@ -281,6 +312,19 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 		return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
 	}
 	if q.Size > 0 && q.From < res.Total {
+		need := max(q.From+q.Size, 1)
+		for _, level := range levels {
+			var c int
+			err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs"+filter+" AND tsv @@ to_tsquery('simple', $"+
+				strconv.Itoa(n+1)+"::text) LIMIT $"+strconv.Itoa(n+2)+") c", append(slices.Clone(args[:n]), level, need)...).Scan(&c)
+			if err != nil {
+				return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
+			}
+			if c >= need {
+				filter += " AND tsv @@ to_tsquery('simple', " + args.add(level) + "::text)"
+				break
+			}
+		}
 		query := "SELECT id, kind, fqn, source, " + score + " AS score FROM search_docs" + filter +
 			" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
 		rows, err := t.tx.Query(ctx, query, args...)

@@ -420,9 +420,6 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	return res, nil
 }
 
-// maxNarrowing bounds the MATCH alternatives narrow writes for one level.
-const maxNarrowing = 35
-
 // narrow picks the documents an any-word page can come from. A document holding m of
 // the k word groups scores at least 20 more than one holding fewer (see Ranking), so
 // when the documents holding at least m groups (m = k-1 down to 2) fill the page
@@ -431,13 +428,13 @@ const maxNarrowing = 35
 // counts a MATCH's documents up to a limit, with args (the first is the MATCH
 // expression) and the limit, need, after them. narrow returns the MATCH expressions of
 // the levels it counted, from the one chosen (levels[0], m) up to k-1, or nil when no
-// level fills the page or a level would take more than maxNarrowing alternatives.
+// level fills the page or a level would take more than store.MaxNarrowing alternatives.
 func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any) ([]string, error) {
 	k := len(groups)
 	var levels []string
 	for m := k - 1; m >= 2; m-- {
-		subsets := combinations(k, m)
-		if len(subsets) > maxNarrowing {
+		subsets := store.Subsets(k, m)
+		if len(subsets) > store.MaxNarrowing {
 			break
 		}
 		var alts []string
@@ -525,23 +522,6 @@ func binomial(n, r int) int {
 		b = b * (n - r + i) / i
 	}
 	return b
-}
-
-// combinations returns the m-element subsets of {0, …, k-1}, each in increasing order.
-func combinations(k, m int) [][]int {
-	var out [][]int
-	var walk func(start int, set []int)
-	walk = func(start int, set []int) {
-		if len(set) == m {
-			out = append(out, slices.Clone(set))
-			return
-		}
-		for i := start; i <= k-(m-len(set)); i++ {
-			walk(i+1, append(set, i))
-		}
-	}
-	walk(0, make([]int, 0, m))
-	return out
 }
 
 // aggregate counts the total documents matching where (from and args as the search's)
