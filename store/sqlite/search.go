@@ -196,7 +196,7 @@ const maxPrefixTerms = 16
 // becomes the exact terms starting with it, read once from search_terms, unless more
 // than maxPrefixTerms do, or it has 2 or 3 letters (search_fts keeps prefix indexes of
 // those lengths, which answer a prefix at once). Empty stems are dropped.
-func (k keywordIndex) prefixTerms(ctx context.Context, groups [][]string) ([][]string, error) {
+func (k *keywordIndex) prefixTerms(ctx context.Context, groups [][]string) ([][]string, error) {
 	out := make([][]string, len(groups))
 	for i, g := range groups {
 		for _, w := range g {
@@ -220,7 +220,19 @@ func (k keywordIndex) prefixTerms(ctx context.Context, groups [][]string) ([][]s
 // termsStarting returns the FTS5 alternatives of the stem w: the indexed terms that
 // start with it, quoted exact, or w as a prefix (see prefixTerms). A stem no term
 // starts with stays a prefix, which matches nothing.
-func (k keywordIndex) termsStarting(ctx context.Context, w string) ([]string, error) {
+func (k *keywordIndex) termsStarting(ctx context.Context, w string) ([]string, error) {
+	if terms, ok := k.terms[w]; ok {
+		return terms, nil
+	}
+	terms, err := k.readTermsStarting(ctx, w)
+	if err == nil {
+		k.terms[w] = terms
+	}
+	return terms, err
+}
+
+// readTermsStarting is termsStarting without the search's memory.
+func (k *keywordIndex) readTermsStarting(ctx context.Context, w string) ([]string, error) {
 	last, size := utf8.DecodeLastRuneInString(w)
 	if n := utf8.RuneCountInString(w); n == 2 || n == 3 || last == utf8.RuneError || last == utf8.MaxRune {
 		return []string{ftsTerm(w, true)}, nil
@@ -309,14 +321,19 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	if err := t.flushFTS(ctx); err != nil {
 		return search.Result{}, err
 	}
-	return store.KeywordSearch(ctx, keywordIndex{t}, q)
+	return store.KeywordSearch(ctx, &keywordIndex{t: t, terms: map[string][]string{}}, q)
 }
 
-// keywordIndex is the FTS5 index as store.KeywordSearch drives it.
-type keywordIndex struct{ t *tx }
+// keywordIndex is the FTS5 index as store.KeywordSearch drives it, for one search:
+// terms keeps each stem's FTS5 alternatives (termsStarting), which the search's
+// HasWord and its up to three Match calls would otherwise read again.
+type keywordIndex struct {
+	t     *tx
+	terms map[string][]string
+}
 
 // HasWord implements store.KeywordIndex.
-func (k keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
+func (k *keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
 	terms, err := k.termsStarting(ctx, stem)
 	if err != nil {
 		return false, err
@@ -334,7 +351,7 @@ func (k keywordIndex) HasWord(ctx context.Context, stem string) (bool, error) {
 }
 
 // Vocabulary implements store.KeywordIndex.
-func (k keywordIndex) Vocabulary(ctx context.Context, w string) ([]search.WordCount, error) {
+func (k *keywordIndex) Vocabulary(ctx context.Context, w string) ([]search.WordCount, error) {
 	first, _ := utf8.DecodeRuneInString(w)
 	n, edits := utf8.RuneCountInString(w), search.MaxEdits(w)
 	rows, err := k.t.tx.QueryContext(ctx, `SELECT word, docs FROM search_vocab
@@ -352,7 +369,7 @@ WHERE word >= ? AND word < ? AND length(word) BETWEEN ? AND ? AND docs > 0 ORDER
 }
 
 // Match implements store.KeywordIndex.
-func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]string, all bool) (search.Result, error) {
+func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]string, all bool) (search.Result, error) {
 	t := k.t
 	where, args, err := searchFilters(q)
 	if err != nil {
@@ -375,9 +392,10 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	filter := " WHERE " + strings.Join(where, " AND ")
 
 	res := search.Result{Hits: []search.Hit{}}
+	countUpTo := "SELECT COUNT(*) FROM (SELECT 1" + from + filter + " LIMIT ?)"
 	count, countArgs := "SELECT COUNT(*)"+from+filter, args
 	if q.CountUpTo > 0 {
-		count, countArgs = "SELECT COUNT(*) FROM (SELECT 1"+from+filter+" LIMIT ?)", append(slices.Clone(args), q.CountUpTo)
+		count, countArgs = countUpTo, append(slices.Clone(args), q.CountUpTo)
 	}
 	if err := t.tx.QueryRowContext(ctx, count, countArgs...).Scan(&res.Total); err != nil {
 		return search.Result{}, fmt.Errorf("sqlite: search count: %w", err)
@@ -385,7 +403,7 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	var levels []string
 	pageArgs := args
 	if expr != "" && !all && q.Size > 0 && q.From < res.Total {
-		if levels, err = t.narrow(ctx, terms, max(q.From+q.Size, 1), "SELECT COUNT(*) FROM (SELECT 1"+from+filter+" LIMIT ?)", args); err != nil {
+		if levels, err = t.narrow(ctx, terms, max(q.From+q.Size, 1), countUpTo, args); err != nil {
 			return search.Result{}, err
 		}
 		if len(levels) > 0 {
