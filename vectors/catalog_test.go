@@ -38,6 +38,27 @@ func openCatalog(t *testing.T, cfg app.Config) *app.Catalog {
 	return c
 }
 
+// createSchema creates the database service shop, its database dw and the schema
+// public in it, and returns the schema's FQN.
+func createSchema(tb testing.TB, c *app.Catalog) string {
+	tb.Helper()
+	for _, e := range []struct{ kind, name, parent string }{{"databaseService", "shop", ""}, {"database", "dw", "shop"}, {"databaseSchema", "public", "shop.dw"}} {
+		body := meridian.Entity{"name": e.name}
+		switch e.kind {
+		case "databaseService":
+			body["serviceType"] = "Postgres"
+		case "database":
+			body["service"] = e.parent
+		default:
+			body["database"] = e.parent
+		}
+		if _, err := c.Entities.Create(context.Background(), admin, e.kind, body); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return "shop.dw.public"
+}
+
 func term(t *testing.T, c *app.Catalog, name, desc string) meridian.Entity {
 	t.Helper()
 	ctx := context.Background()

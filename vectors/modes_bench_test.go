@@ -32,20 +32,7 @@ func BenchmarkSearchModes(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	for _, e := range []struct{ kind, name, parent string }{{"databaseService", "shop", ""}, {"database", "dw", "shop"}, {"databaseSchema", "public", "shop.dw"}} {
-		body := meridian.Entity{"name": e.name}
-		switch e.kind {
-		case "databaseService":
-			body["serviceType"] = "Postgres"
-		case "database":
-			body["service"] = e.parent
-		default:
-			body["database"] = e.parent
-		}
-		if _, err := c.Entities.Create(ctx, admin, e.kind, body); err != nil {
-			b.Fatal(err)
-		}
-	}
+	schema := createSchema(b, c)
 	words := []string{"customer", "order", "invoice", "payment", "product", "inventory", "shipment", "account", "session",
 		"campaign", "refund", "supplier", "warehouse", "ticket", "subscription", "churn", "forecast", "region", "store", "price"}
 	grains := []string{"daily", "hourly", "weekly", "monthly", "events", "history", "summary", "latest"}
@@ -58,7 +45,7 @@ func BenchmarkSearchModes(b *testing.B) {
 			cols[j] = map[string]any{"name": fmt.Sprintf("%s_%s_%d", pick(words), pick([]string{"id", "amount", "date", "status"}), j),
 				"dataType": "VARCHAR", "dataLength": 64, "description": "The " + pick(words) + " value."}
 		}
-		body := meridian.Entity{"name": fmt.Sprintf("fact_%s_%s_%d", subj, grain, i), "databaseSchema": "shop.dw.public", "columns": cols,
+		body := meridian.Entity{"name": fmt.Sprintf("fact_%s_%s_%d", subj, grain, i), "databaseSchema": schema, "columns": cols,
 			"description": fmt.Sprintf("%s %s, one row per %s and %s.", grain, subj, subj, pick(words))}
 		if _, err := c.Entities.Create(ctx, admin, "table", body); err != nil {
 			b.Fatal(err)

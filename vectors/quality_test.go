@@ -58,26 +58,13 @@ func TestRetrievalQuality(t *testing.T) {
 	for _, withDesc := range []bool{true, false} {
 		ctx := context.Background()
 		c := openCatalog(t, app.Config{DataDir: t.TempDir()})
-		for _, e := range []struct{ kind, name, parent string }{{"databaseService", "shop", ""}, {"database", "dw", "shop"}, {"databaseSchema", "public", "shop.dw"}} {
-			body := meridian.Entity{"name": e.name}
-			switch e.kind {
-			case "databaseService":
-				body["serviceType"] = "Postgres"
-			case "database":
-				body["service"] = e.parent
-			default:
-				body["database"] = e.parent
-			}
-			if _, err := c.Entities.Create(ctx, admin, e.kind, body); err != nil {
-				t.Fatal(err)
-			}
-		}
+		schema := createSchema(t, c)
 		for _, a := range set.Assets {
 			cols := make([]any, len(a.Columns))
 			for i, col := range a.Columns {
 				cols[i] = map[string]any{"name": col, "dataType": "VARCHAR", "dataLength": 64}
 			}
-			body := meridian.Entity{"name": a.Name, "databaseSchema": "shop.dw.public", "columns": cols}
+			body := meridian.Entity{"name": a.Name, "databaseSchema": schema, "columns": cols}
 			if withDesc && a.Description != "" {
 				body["description"] = a.Description
 			}
