@@ -196,15 +196,38 @@ func VocabularyChange(before, now []string) (added, removed []string) {
 	return added, removed
 }
 
-// MaxNarrowing bounds the alternatives (subsets of a question's word groups) a driver
-// writes to narrow an any-word search to the documents holding most of the words: a
-// document holding m of k groups always ranks above one holding fewer (20 points a
-// group; see the drivers' ranking), so when the documents holding at least m groups
-// fill the page, only they need ranking.
+// MaxNarrowing bounds the alternatives (subsets of a question's word groups) a level
+// of NarrowingLevels takes.
 const MaxNarrowing = 35
 
-// Subsets returns the m-element subsets of {0, …, k-1}, each in increasing order.
-func Subsets(k, m int) [][]int {
+// NarrowingLevels returns the match expressions of the documents holding at least m
+// of the word groups, for m = len(groups)-1 down to 2, most words first: each is the
+// OR (joined by or) of every m-group subset, as and renders such a subset. It stops
+// before a level of more than MaxNarrowing subsets. A document holding m of k groups
+// always ranks above one holding fewer (20 points a group; see the drivers' ranking),
+// so when the documents of a level fill an any-word page, only they need ranking.
+func NarrowingLevels(groups [][]string, and func([][]string) string, or string) []string {
+	var levels []string
+	for m := len(groups) - 1; m >= 2; m-- {
+		subsets := subsets(len(groups), m)
+		if len(subsets) > MaxNarrowing {
+			break
+		}
+		alts := make([]string, len(subsets))
+		for i, set := range subsets {
+			each := make([][]string, len(set))
+			for j, g := range set {
+				each[j] = groups[g]
+			}
+			alts[i] = "(" + and(each) + ")"
+		}
+		levels = append(levels, strings.Join(alts, or))
+	}
+	return levels
+}
+
+// subsets returns the m-element subsets of {0, …, k-1}, each in increasing order.
+func subsets(k, m int) [][]int {
 	var out [][]int
 	var walk func(start int, set []int)
 	walk = func(start int, set []int) {

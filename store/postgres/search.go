@@ -266,32 +266,9 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 		args.add(tsquery(groups, true, "ABC")), args.add(strings.Join(phrase, " ")), matched)
 	var levels []string
 	if !all {
-		levels = narrowing(groups)
+		levels = store.NarrowingLevels(groups, func(g [][]string) string { return tsquery(g, true, "") }, " | ")
 	}
 	return k.t.search(ctx, where, score, args, n, q, levels)
-}
-
-// narrowing returns the tsqueries of the documents holding at least m of the k word
-// groups, for m = k-1 down to 2, while a level takes at most store.MaxNarrowing
-// alternatives (see search).
-func narrowing(groups [][]string) []string {
-	var levels []string
-	for m := len(groups) - 1; m >= 2; m-- {
-		subsets := store.Subsets(len(groups), m)
-		if len(subsets) > store.MaxNarrowing {
-			break
-		}
-		alts := make([]string, len(subsets))
-		for i, set := range subsets {
-			each := make([][]string, len(set))
-			for j, g := range set {
-				each[j] = groups[g]
-			}
-			alts[i] = "(" + tsquery(each, true, "") + ")"
-		}
-		levels = append(levels, strings.Join(alts, " | "))
-	}
-	return levels
 }
 
 // search counts the documents matching where, whose parameters are args[:n], and

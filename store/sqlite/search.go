@@ -408,7 +408,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		}
 		if len(levels) > 0 {
 			pageArgs = slices.Clone(args)
-			pageArgs[0] = levels[0]
+			pageArgs[0] = levels[len(levels)-1]
 		}
 	}
 	if q.Size > 0 && q.From < res.Total {
@@ -438,40 +438,23 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 	return res, nil
 }
 
-// narrow picks the documents an any-word page can come from. A document holding m of
-// the k word groups scores at least 20 more than one holding fewer (see Ranking), so
-// when the documents holding at least m groups (m = k-1 down to 2) fill the page
-// (need, From+Size), the page is among them and only they need scoring: an any-word
-// question otherwise scores most of a large catalog (1 to 2 s at 100,000 tables). count
-// counts a MATCH's documents up to a limit, with args (the first is the MATCH
-// expression) and the limit, need, after them. narrow returns the MATCH expressions of
-// the levels it counted, from the one chosen (levels[0], m) up to k-1, or nil when no
-// level fills the page or a level would take more than store.MaxNarrowing alternatives.
+// narrow picks the documents an any-word page can come from: the first of
+// store.NarrowingLevels whose documents fill the page (need, From+Size), which
+// an any-word question otherwise scores across most of a large catalog (1 to 2 s at
+// 100,000 tables). count counts a MATCH's documents up to a limit, with args (the
+// first is the MATCH expression) and the limit, need, after them. narrow returns the
+// levels it counted, the chosen one last, or nil when none fills the page.
 func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any) ([]string, error) {
-	k := len(groups)
-	var levels []string
-	for m := k - 1; m >= 2; m-- {
-		subsets := store.Subsets(k, m)
-		if len(subsets) > store.MaxNarrowing {
-			break
-		}
-		var alts []string
-		for _, set := range subsets {
-			var each [][]string
-			for _, i := range set {
-				each = append(each, groups[i])
-			}
-			alts = append(alts, "("+matchExpr(each, true, "")+")")
-		}
-		level := append(slices.Clone(args), need)
-		level[0] = strings.Join(alts, " OR ")
-		levels = append([]string{level[0].(string)}, levels...)
+	levels := store.NarrowingLevels(groups, func(g [][]string) string { return matchExpr(g, true, "") }, " OR ")
+	for i, level := range levels {
+		levelArgs := append(slices.Clone(args), need)
+		levelArgs[0] = level
 		var n int
-		if err := t.tx.QueryRowContext(ctx, count, level...).Scan(&n); err != nil {
+		if err := t.tx.QueryRowContext(ctx, count, levelArgs...).Scan(&n); err != nil {
 			return nil, fmt.Errorf("sqlite: search count: %w", err)
 		}
 		if n >= need {
-			return levels, nil
+			return levels[:i+1], nil
 		}
 	}
 	return nil, nil
@@ -499,7 +482,7 @@ func scoring(groups, terms [][]string, all bool, levels []string) (string, []any
 		// narrow went on to lower levels only while they were.
 		level = len(terms) - len(levels)
 		each := []string{fmt.Sprint(level)}
-		for _, e := range slices.Concat(levels[1:], []string{matchExpr(terms, true, "")}) {
+		for _, e := range slices.Concat([]string{matchExpr(terms, true, "")}, levels[:len(levels)-1]) {
 			each = append(each, groupMatched)
 			matchedArgs = append(matchedArgs, e)
 		}
