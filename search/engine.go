@@ -33,7 +33,8 @@ const (
 // Engine is the search service of every mode: Keyword queries go to Keyword, Vector
 // queries to Vector, and Hybrid runs both on the K best of each and fuses them (Fusion,
 // FuseWeighted when empty). Vector and hybrid answers have no aggregations; their Total
-// counts the fused candidates that reach the threshold, at most 2·K.
+// counts the fused candidates that reach the threshold, at most 2·K (less those found
+// invisible to the caller while the page was read).
 type Engine struct {
 	Keyword Service
 	Vector  Service // nil: vector and hybrid queries are EInvalid
@@ -83,6 +84,20 @@ func (q Query) AsKeyword() Query {
 	return q
 }
 
+// Lazy is a Service whose ranking can be read before its documents. Hybrid asks a
+// Lazy vector service for its ranking only, and reads the documents of the fused
+// page's hits alone: reading all K of them cost more than the vector search itself.
+type Lazy interface {
+	Service
+	// Ranking is Search's ranking of every hit up to q.From+q.Size, without Source and
+	// without leaving out those the caller may not view. Errors: as Search's.
+	Ranking(ctx context.Context, p *meridian.Principal, q Query) ([]Hit, error)
+	// Sources returns hits, in order, each with its Source read; a hit the caller may
+	// not view, or that is gone, is left out. deleted reads soft-deleted entities.
+	// Errors: those of the store.
+	Sources(ctx context.Context, p *meridian.Principal, hits []Hit, deleted bool) ([]Hit, error)
+}
+
 // hybrid fuses the K best keyword hits and the K nearest entities. The two sides run
 // at once: each waits mostly on its own reads.
 func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Result, error) {
@@ -94,12 +109,21 @@ func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Re
 	}
 	vq := q
 	vq.From, vq.Size, vq.Threshold = 0, min(q.K, MaxSize), 0
+	lazy, _ := e.Vector.(Lazy)
 	var (
-		kw, vec Result
-		vecErr  error
-		wg      sync.WaitGroup
+		vec    []Hit
+		vecErr error
+		wg     sync.WaitGroup
 	)
-	wg.Go(func() { vec, vecErr = e.Vector.Search(ctx, p, vq) })
+	wg.Go(func() {
+		if lazy != nil {
+			vec, vecErr = lazy.Ranking(ctx, p, vq)
+			return
+		}
+		var res Result
+		res, vecErr = e.Vector.Search(ctx, p, vq)
+		vec = res.Hits
+	})
 	kw, err := e.Keyword.Search(ctx, p, kq)
 	wg.Wait()
 	if err != nil {
@@ -108,7 +132,7 @@ func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Re
 	if vecErr != nil {
 		return Result{}, vecErr
 	}
-	fused := Fuse(e.Fusion, kw.Hits, vec.Hits)
+	fused := Fuse(e.Fusion, kw.Hits, vec)
 	n := 0
 	for _, h := range fused {
 		if h.Score >= q.Threshold {
@@ -116,7 +140,49 @@ func (e *Engine) hybrid(ctx context.Context, p *meridian.Principal, q Query) (Re
 			n++
 		}
 	}
-	return Page(fused[:n], q.From, q.Size), nil
+	fused = fused[:n]
+	if lazy != nil {
+		if fused, err = readPage(ctx, lazy, p, fused, q.From+q.Size, q.SearchesDeleted()); err != nil {
+			return Result{}, err
+		}
+	}
+	return Page(fused, q.From, q.Size), nil
+}
+
+// readPage reads the Source of the first want hits that have none (the vector side's)
+// through lazy, and returns hits without those the caller may not view: the first want
+// of them carry their Source, the rest are as ranked.
+func readPage(ctx context.Context, lazy Lazy, p *meridian.Principal, hits []Hit, want int, deleted bool) ([]Hit, error) {
+	out := make([]Hit, 0, len(hits))
+	rest := hits
+	for len(out) < want && len(rest) > 0 {
+		batch := rest[:min(want-len(out), len(rest))]
+		rest = rest[len(batch):]
+		var unread []Hit
+		for _, h := range batch {
+			if h.Source == nil {
+				unread = append(unread, h)
+			}
+		}
+		read, err := lazy.Sources(ctx, p, unread, deleted)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]Hit, len(read))
+		for _, h := range read {
+			byID[h.ID] = h
+		}
+		for _, h := range batch {
+			if h.Source == nil {
+				var ok bool
+				if h, ok = byID[h.ID]; !ok {
+					continue
+				}
+			}
+			out = append(out, h)
+		}
+	}
+	return append(out, rest...), nil
 }
 
 // Fuse merges a keyword and a vector ranking, best first (ties by FQN, then id). A

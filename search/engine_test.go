@@ -65,3 +65,51 @@ func TestEngineRefusesWhatItCannotAnswer(t *testing.T) {
 		}
 	}
 }
+
+// lazyVector is a Lazy vector side: its ranking is fixed, it hides the ids in hidden,
+// and it records the ids whose sources were read.
+type lazyVector struct {
+	fixed
+	hidden map[string]bool
+	read   []string
+}
+
+func (l *lazyVector) Ranking(context.Context, *meridian.Principal, Query) ([]Hit, error) {
+	return slices.Clone(l.fixed), nil
+}
+
+func (l *lazyVector) Sources(_ context.Context, _ *meridian.Principal, hits []Hit, _ bool) ([]Hit, error) {
+	var out []Hit
+	for _, h := range hits {
+		l.read = append(l.read, h.ID)
+		if !l.hidden[h.ID] {
+			h.Source = []byte(`{"v":"` + h.ID + `"}`)
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func TestHybridReadsOnlyThePagesDocuments(t *testing.T) {
+	keyword := fixed{{ID: "1", FQN: "a", Score: 10, Source: []byte(`{"k":1}`)}}
+	vector := &lazyVector{fixed: fixed{
+		{ID: "1", FQN: "a", Score: 0.9}, {ID: "2", FQN: "b", Score: 0.8}, {ID: "3", FQN: "c", Score: 0.7},
+		{ID: "4", FQN: "d", Score: 0.6}, {ID: "5", FQN: "e", Score: 0.5},
+	}, hidden: map[string]bool{"2": true}}
+	e := &Engine{Keyword: keyword, Vector: vector}
+	res, err := e.Search(context.Background(), nil, Query{Mode: Hybrid, Text: "q", Size: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b is hidden, so the page is a (its keyword source, never read) and c; d and e
+	// stay unread, and the total leaves b out.
+	if got := fqns(res.Hits); !slices.Equal(got, []string{"a", "c"}) || res.Total != 4 {
+		t.Fatalf("hits = %v total %d", got, res.Total)
+	}
+	if !slices.Equal(vector.read, []string{"2", "3"}) {
+		t.Errorf("sources read for %v, want [2 3]", vector.read)
+	}
+	if string(res.Hits[0].Source) != `{"k":1}` || string(res.Hits[1].Source) != `{"v":"3"}` {
+		t.Errorf("sources = %s, %s", res.Hits[0].Source, res.Hits[1].Source)
+	}
+}

@@ -196,6 +196,18 @@ func DeletedValue(v string) (bool, error) {
 	return false, meridian.Errorf(meridian.EInvalid, "Invalid deleted filter value %q (use true or false)", v)
 }
 
+// SearchesDeleted reports whether q searches soft-deleted entities rather than active
+// ones: a filter on FieldDeleted with one value says so, else Deleted, else not.
+func (q Query) SearchesDeleted() bool {
+	for _, f := range q.Filters {
+		if f.Field == FieldDeleted && len(f.Values) == 1 {
+			d, _ := DeletedValue(f.Values[0])
+			return d
+		}
+	}
+	return q.Deleted != nil && *q.Deleted
+}
+
 // BucketLimit is the number of buckets each aggregation keeps.
 func (q Query) BucketLimit() int {
 	if q.Buckets == 0 {

@@ -42,20 +42,41 @@ func shownFields(k *meridian.Kind) string {
 	return strings.Join(out, ",")
 }
 
-// Search answers q in vector mode. Errors: EInvalid (the query fails Validate, an
-// unknown kind, a filter on owners or domains, which vectors do not keep), EInternal
-// (the embedder failed: its message says why), and those of the engine's Get.
+var _ search.Lazy = (*Searcher)(nil)
+
+// Search answers q in vector mode: Ranking, then the page's documents (Sources).
+// Errors: those of Ranking and Sources.
 func (s *Searcher) Search(ctx context.Context, p *meridian.Principal, q search.Query) (search.Result, error) {
-	if err := q.AsKeyword().Validate(); err != nil {
+	hits, err := s.Ranking(ctx, p, q)
+	if err != nil {
 		return search.Result{}, err
 	}
-	vq := Query{Model: s.emb.Model(), Dim: s.emb.Dimension(), K: q.K, Kinds: q.Kinds, Deleted: q.Deleted}
+	res := search.Page(hits, q.From, q.Size)
+	shown, err := s.Sources(ctx, p, res.Hits, q.SearchesDeleted())
+	if err != nil {
+		return search.Result{}, err
+	}
+	res.Total -= len(res.Hits) - len(shown)
+	res.Hits = shown
+	return res, nil
+}
+
+// Ranking returns the K nearest entities that reach q's threshold, best first, without
+// their documents. Errors: EInvalid (the query fails Validate, an unknown kind, a
+// filter on owners or domains, which vectors do not keep), EInternal (the embedder
+// failed: its message says why), and those of the index.
+func (s *Searcher) Ranking(ctx context.Context, p *meridian.Principal, q search.Query) ([]search.Hit, error) {
+	if err := q.AsKeyword().Validate(); err != nil {
+		return nil, err
+	}
+	deleted := q.SearchesDeleted()
+	vq := Query{Model: s.emb.Model(), Dim: s.emb.Dimension(), K: q.K, Kinds: q.Kinds, Deleted: &deleted}
 	if vq.K == 0 {
 		vq.K = search.DefaultK
 	}
 	for _, k := range q.Kinds {
 		if _, ok := s.ents.Registry().Kind(k); !ok {
-			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Unknown entity type %s", k)
+			return nil, meridian.Errorf(meridian.EInvalid, "Unknown entity type %s", k)
 		}
 	}
 	for _, f := range q.Filters {
@@ -67,23 +88,19 @@ func (s *Searcher) Search(ctx context.Context, p *meridian.Principal, q search.Q
 		case search.FieldTags:
 			vq.Tags = append(vq.Tags, f.Values...)
 		case search.FieldDeleted:
-			if len(f.Values) == 1 {
-				d, _ := search.DeletedValue(f.Values[0])
-				vq.Deleted = &d
-			}
 		default:
-			return search.Result{}, meridian.Errorf(meridian.EInvalid, "Search filter field %s is not supported in %s mode (supported: %s, %s, %s, %s)",
+			return nil, meridian.Errorf(meridian.EInvalid, "Search filter field %s is not supported in %s mode (supported: %s, %s, %s, %s)",
 				f.Field, q.Mode, search.FieldEntityType, search.FieldService, search.FieldTags, search.FieldDeleted)
 		}
 	}
 	vecs, err := s.emb.Embed(ctx, []string{q.Text})
 	if err != nil {
-		return search.Result{}, meridian.Errorf(meridian.EInternal, "The embedder failed: %v", err)
+		return nil, meridian.Errorf(meridian.EInternal, "The embedder failed: %v", err)
 	}
 	vq.Vector = vecs[0]
 	found, err := s.index.Search(ctx, vq)
 	if err != nil {
-		return search.Result{}, err
+		return nil, err
 	}
 	var hits []search.Hit
 	for _, h := range found {
@@ -91,34 +108,38 @@ func (s *Searcher) Search(ctx context.Context, p *meridian.Principal, q search.Q
 			hits = append(hits, search.Hit{ID: h.EntityID, Kind: h.Kind, FQN: h.FQN, Score: h.Score, Passage: h.Text})
 		}
 	}
-	res := search.Page(hits, q.From, q.Size)
+	return hits, nil
+}
+
+// Sources reads each hit's entity through the engine, as the caller (owners, tags and
+// domains where its kind has them), into its Source with its entityType; one the
+// caller may not view, or that is gone, is left out. Errors: those of the engine's Get
+// other than ENotFound and EForbidden.
+func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []search.Hit, deleted bool) ([]search.Hit, error) {
 	include := store.IncludeNonDeleted
-	if vq.Deleted != nil && *vq.Deleted {
+	if deleted {
 		include = store.IncludeDeleted
 	}
-	shown := res.Hits[:0]
-	for _, h := range res.Hits {
+	shown := make([]search.Hit, 0, len(hits))
+	for _, h := range hits {
 		k, ok := s.ents.Registry().Kind(h.Kind)
 		if !ok {
-			res.Total--
 			continue
 		}
 		e, err := s.ents.Get(ctx, p, h.Kind, store.ByID(h.ID), store.GetOptions{Fields: shownFields(k), Include: include})
 		switch meridian.ErrorCode(err) {
 		case "":
 		case meridian.ENotFound, meridian.EForbidden:
-			res.Total--
 			continue
 		default:
-			return search.Result{}, err
+			return nil, err
 		}
 		src := e.Clone()
 		src["entityType"] = h.Kind
 		if h.Source, err = json.Marshal(src); err != nil {
-			return search.Result{}, err
+			return nil, err
 		}
 		shown = append(shown, h)
 	}
-	res.Hits = shown
-	return res, nil
+	return shown, nil
 }
