@@ -164,9 +164,16 @@ func (c *Consumer) Name() string { return "audit" }
 
 // Handle records one change event; a redelivered event is recorded once.
 func (c *Consumer) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
-	return inTx(ctx, c.db, true, func(db store.SQL) error {
-		return insert(ctx, db, FromEvent(ev))
-	})
+	return c.HandleBatch(ctx, []meridian.ChangeEvent{ev})
+}
+
+// HandleBatch records events as Handle does, in one transaction.
+func (c *Consumer) HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error {
+	entries := make([]Entry, len(events))
+	for i, ev := range events {
+		entries[i] = FromEvent(ev)
+	}
+	return inTx(ctx, c.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
 }
 
 // FromEvent is the audit entry of a committed change event.
@@ -179,9 +186,15 @@ func FromEvent(ev meridian.ChangeEvent) Entry {
 		EntityType: ev.EntityType, EntityID: ev.EntityID, EntityFQN: fqn, Outcome: OutcomeSuccess, EventType: ev.EventType}
 }
 
-// inTx runs fn in one transaction on db, committing when fn returns nil.
+// inTx runs fn in one transaction on db, committing when fn returns nil. A writable
+// one does not take the lock that orders entity writes (store.BeginUnordered): the
+// audit log records no change event.
 func inTx(ctx context.Context, db store.Driver, writable bool, fn func(store.SQL) error) error {
-	tx, err := db.Begin(ctx, writable)
+	begin := func() (store.Tx, error) { return db.Begin(ctx, false) }
+	if writable {
+		begin = func() (store.Tx, error) { return store.BeginUnordered(ctx, db) }
+	}
+	tx, err := begin()
 	if err != nil {
 		return err
 	}

@@ -125,6 +125,21 @@ func testConsumer(t *testing.T, f *fixture) {
 	if e.ID != ev.ID || e.Source != audit.SourceEvent || e.EntityFQN != "svc.db.sch.orders" || e.EventType != meridian.EventEntityCreated || e.UserName != "alice" {
 		t.Fatalf("change entry: %+v", e)
 	}
+	// A batch, delivered twice with the event above, records each new event once.
+	batch := []meridian.ChangeEvent{ev}
+	for i := range 5 {
+		next := ev
+		next.ID, next.EntityFQN, next.Timestamp = fmt.Sprintf("5d0b0a52-6a53-4b8f-8c1e-1d8b2b0c9b%02d", i), fmt.Sprintf("svc.db.sch.t%d", i), base+int64(i+1)
+		batch = append(batch, next)
+	}
+	for range 2 {
+		if err := c.HandleBatch(f.ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if page := f.search(audit.Query{Kind: audit.KindChange, Limit: 100}); len(page.Data) != 6 {
+		t.Fatalf("change entries after a redelivered batch = %d, want 6", len(page.Data))
+	}
 }
 
 func seed(f *fixture) {
