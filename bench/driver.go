@@ -99,10 +99,11 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	res.ingestWall = wall
 	res.ingestRate = float64(c.n) / wall.Seconds()
 	logf("%s: ingest %.0f tables/s (%s)", driver, res.ingestRate, wall.Round(time.Millisecond))
-	// The semantic indexer embeds what was ingested in the background; the timed reads
-	// start once it has caught up, so they do not share the CPU with it.
-	if err := waitIndexed(ctx, ing, driver, logf); err != nil {
-		res.failed = "wait for the semantic indexer: " + oneLine(err.Error())
+	// The consumers (the semantic indexer, the graph, the activity stream, the audit
+	// log) handle what was ingested in the background; the timed reads start once they
+	// have caught up, so they do not share the CPU with them.
+	if err := waitCaughtUp(ctx, ing, driver, logf); err != nil {
+		res.failed = "wait for the consumers: " + oneLine(err.Error())
 		return res
 	}
 

@@ -3,8 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
+		"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -103,6 +102,10 @@ func benchSemantic(ctx context.Context, c config, driver, bin, tmp string, logf 
 	}
 	res.indexWall = time.Since(ingested)
 	logf("%s semantic: %d tables indexed %s after the ingest", driver, c.semanticN, res.indexWall.Round(time.Millisecond))
+	if err := waitCaughtUp(ctx, ing, driver, logf); err != nil {
+		res.failed = "waiting for the consumers: " + oneLine(err.Error())
+		return res
+	}
 
 	k := c.samples + warmups(c.samples)
 	qs := questions(k, c.seed)
@@ -150,10 +153,23 @@ func benchSemantic(ctx context.Context, c config, driver, bin, tmp string, logf 
 	return res
 }
 
-// waitIndexed polls /api/v1/events/consumers until the vectors consumer has no backlog:
-// every 100 ms for the first 10 s, then every second, since counting the backlog of a
-// large outbox (PostgreSQL: COUNT(*) over change_events) is itself work for the database.
+// waitIndexed polls /api/v1/events/consumers until the vectors consumer has no backlog.
 func waitIndexed(ctx context.Context, c *client, driver string, logf func(string, ...any)) error {
+	return waitConsumers(ctx, c, driver, logf, vectors.ConsumerName)
+}
+
+// waitCaughtUp polls /api/v1/events/consumers until no consumer has a backlog: the
+// graph, the activity stream and the audit log catch up after the vectors, and timed
+// requests that shared the CPU with them would measure their catching up.
+func waitCaughtUp(ctx context.Context, c *client, driver string, logf func(string, ...any)) error {
+	return waitConsumers(ctx, c, driver, logf, "")
+}
+
+// waitConsumers polls /api/v1/events/consumers until the consumer named name (every
+// consumer when name is "") has no backlog: every 100 ms for the first 10 s, then
+// every second, since counting the backlog of a large outbox (PostgreSQL: COUNT(*)
+// over change_events) is itself work for the database.
+func waitConsumers(ctx context.Context, c *client, driver string, logf func(string, ...any), name string) error {
 	start, last := time.Now(), time.Now()
 	for {
 		b, err := c.do(ctx, http.MethodGet, "/api/v1/events/consumers", "", nil)
@@ -169,19 +185,19 @@ func waitIndexed(ctx context.Context, c *client, driver string, logf func(string
 		if err := json.Unmarshal(b, &st); err != nil {
 			return fmt.Errorf("consumers answer: %w", err)
 		}
-		pending := int64(-1)
+		pending, found := int64(0), false
 		for _, s := range st.Data {
-			if s.Name == vectors.ConsumerName {
-				pending = s.Pending
+			if name == "" || s.Name == name {
+				pending, found = pending+s.Pending, true
 			}
 		}
 		switch {
-		case pending < 0:
-			return errors.New("no vectors consumer in /api/v1/events/consumers")
+		case !found && name != "":
+			return fmt.Errorf("no %s consumer in /api/v1/events/consumers", name)
 		case pending == 0:
 			return nil
 		case time.Since(last) > 15*time.Second:
-			logf("%s semantic: %d events still to index", driver, pending)
+			logf("%s: %d events still to deliver", driver, pending)
 			last = time.Now()
 		}
 		select {
