@@ -75,6 +75,7 @@ type DB struct {
 	group *store.Group // commits the engine's concurrent writes together
 
 	dataVersion *dataVersion // PRAGMA data_version on a connection of its own
+	terms       termCache    // query stems' FTS5 terms while the file is unchanged (terms.go)
 }
 
 var (
@@ -234,7 +235,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (store.Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &tx{tx: t, writable: writable, stmts: st, modules: db.modules, modStmts: mst}, nil
+	return &tx{db: db, tx: t, writable: writable, stmts: st, modules: db.modules, modStmts: mst}, nil
 }
 
 // BeginShort starts a read-only transaction on the pool reserved for short reads
@@ -246,7 +247,7 @@ func (db *DB) BeginShort(ctx context.Context) (store.Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	return &tx{tx: t, stmts: db.shortStmts, modules: db.modules, modStmts: db.shortModStmts}, nil
+	return &tx{db: db, tx: t, stmts: db.shortStmts, modules: db.modules, modStmts: db.shortModStmts}, nil
 }
 
 // Modules returns the modules the database was opened with.

@@ -22,6 +22,7 @@ import (
 // tx implements store.Tx over one database/sql transaction. All SQL text is constant
 // or assembled from constant fragments; every value is a bound parameter.
 type tx struct {
+	db       *DB
 	tx       *sql.Tx
 	writable bool
 	stmts    *stmts              // the pool's prepared statements

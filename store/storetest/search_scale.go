@@ -110,4 +110,29 @@ func testDriverSearchManyTermsUnderAPrefix(t *testing.T, d *driverFixture) {
 			return nil
 		})
 	}
+	// A term written after a search of its prefix is found by the next search (a driver
+	// that keeps the terms under a prefix between searches must forget them), and by a
+	// search in the writing transaction itself.
+	total := func(tx store.Tx, word string) int {
+		res, err := tx.Search(ctx, search.Query{Terms: []string{word}, Size: 50, Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Total
+	}
+	Write(t, db, func(tx store.Tx) error {
+		if err := tx.Index(ctx, searchDoc("new", "table", "svc.db.s.new", "zorpan", nil)); err != nil {
+			return err
+		}
+		if n := total(tx, "zorpa"); n != 11 {
+			t.Errorf("zorpa in the writing transaction: total %d, want 11", n)
+		}
+		return nil
+	})
+	Read(t, db, func(tx store.Tx) error {
+		if n := total(tx, "zorpa"); n != 11 {
+			t.Errorf("zorpa after a new term was written: total %d, want 11", n)
+		}
+		return nil
+	})
 }
