@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
