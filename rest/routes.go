@@ -323,6 +323,8 @@ func (s *server) searchRoutes() []route {
 					"maximum": search.MaxSize, "default": search.DefaultSize}),
 				queryParam("deleted", "Search deleted (true) or live (false) entities.", obj{"type": "boolean"}),
 				queryParam("query_filter", "An Elasticsearch query as JSON, restricting the hits.", obj{"type": "string"}),
+				queryParam("track_total_hits", fmt.Sprintf("Count every match for hits.total; otherwise counting stops at %d and hits.total.relation is gte once it does.", search.TrackTotalHitsUpTo),
+					obj{"type": "boolean", "default": false}),
 			},
 			responses: responses(obj{"200": resp("The hits.", schemaRef("SearchResponse"))}, 400, 403)},
 		{method: http.MethodGet, path: apiPrefix + "/v1/search/semantic", handler: s.h(s.searchByMeaning(search.Vector)), id: "searchSemantic", tag: "search",

@@ -15,8 +15,11 @@ import (
 	"github.com/meridian-catalog/meridian/search"
 )
 
-// searchQuery parses q, index, from, size, deleted and query_filter, with OpenMetadata's
-// bounds and messages. size=0 answers the total only, as Elasticsearch does.
+// searchQuery parses q, index, from, size, deleted, query_filter and track_total_hits,
+// with OpenMetadata's bounds and messages. size=0 answers the total only, as
+// Elasticsearch does. As OpenMetadata asks Elasticsearch, matches are counted up to
+// search.TrackTotalHitsUpTo unless track_total_hits=true: counting every match of a
+// common word took longer than ranking the page at 100,000 entities.
 func (s *server) searchQuery(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	params := r.URL.Query()
@@ -49,6 +52,13 @@ func (s *server) searchQuery(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		q.Deleted = &d
+	}
+	exact, err := queryBool(params, "track_total_hits")
+	if err != nil {
+		return err
+	}
+	if !exact {
+		q.CountUpTo = search.TrackTotalHitsUpTo
 	}
 	res, err := s.search.Search(r.Context(), principal(r), q)
 	if err != nil {

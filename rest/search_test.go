@@ -34,6 +34,13 @@ func TestSearchQuery(t *testing.T) {
 	if body["timed_out"] != false || body["took"] == nil || hits["max_score"] == nil {
 		t.Fatalf("answer = %s", r.body)
 	}
+	// Below the count limit the total is exact either way.
+	for _, track := range []string{"true", "false"} {
+		r := search("q=customer&index=table_search_index&track_total_hits=" + track)
+		if total := r.json(t)["hits"].(map[string]any)["total"].(map[string]any); r.status != http.StatusOK || total["value"] != float64(2) || total["relation"] != "eq" {
+			t.Fatalf("track_total_hits=%s: %d %s", track, r.status, r.body)
+		}
+	}
 	list := hits["hits"].([]any)
 	first := list[0].(map[string]any)
 	src := first["_source"].(map[string]any)
@@ -84,6 +91,7 @@ func TestSearchQuery(t *testing.T) {
 	for _, b := range []struct{ params, msg string }{
 		{"q=x&index=nope", "Unknown search index nope"},
 		{"q=x&deleted=maybe", "[query param deleted must be true or false]"},
+		{"q=x&track_total_hits=1", "[query param track_total_hits must be true or false]"},
 		{"q=x&size=abc", "[query param size must be an integer]"},
 		{"q=x&from=-1", "[query param from must be greater than or equal to 0]"},
 		{"q=x&size=1001", "[query param size must be less than or equal to 1000]"},

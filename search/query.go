@@ -42,6 +42,11 @@ const (
 	Hybrid Mode = "hybrid"
 )
 
+// TrackTotalHitsUpTo is where a search that does not ask for the exact total stops
+// counting, as OpenMetadata asks Elasticsearch (trackTotalHitsUpTo(10000)); it is
+// also the deepest page (MaxWindow).
+const TrackTotalHitsUpTo = MaxWindow
+
 // Vector and hybrid bounds: K is how many nearest entities are fetched before
 // filtering by Threshold and paging.
 const (
@@ -102,7 +107,8 @@ type Filter struct {
 // reaches Threshold (0 to 1).
 //
 // CountUpTo, when above 0, lets a keyword search stop counting matches there: Total is
-// then the smaller of the match count and CountUpTo. Hybrid search, which answers no
+// then the smaller of the match count and CountUpTo, and Result.TotalAtLeast says when
+// it reached CountUpTo. Hybrid search, which answers no
 // total of its own, asks for its page only, since counting every match of a common
 // word costs more than ranking the page at 100,000 entities.
 type Query struct {

@@ -1,8 +1,9 @@
 package search
 
 // Result is the answer to a Query: one page of hits, best first (never nil), the exact
-// count of every match, and, when the query asked for aggregations, one list of
-// buckets per field asked (empty when nothing matched).
+// count of every match (or, when TotalAtLeast, the Query's CountUpTo, which the count
+// reached), and, when the query asked for aggregations, one list of buckets per field
+// asked (empty when nothing matched; bucket counts are always exact).
 //
 // A keyword search also says what it searched: Searched lists the query's words as
 // searched (stop words dropped, misspelt words as corrected), and Relaxed is true when
@@ -11,6 +12,7 @@ package search
 type Result struct {
 	Hits         []Hit
 	Total        int
+	TotalAtLeast bool
 	Aggregations map[Field][]Bucket
 	Searched     []string
 	Relaxed      bool

@@ -150,6 +150,7 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 		res.Relaxed = true
 	}
 	res.Searched = searched
+	res.TotalAtLeast = q.CountUpTo > 0 && res.Total >= q.CountUpTo
 	return res, nil
 }
 

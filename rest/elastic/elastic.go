@@ -63,7 +63,8 @@ type Hits struct {
 	Hits     []Hit    `json:"hits"`
 }
 
-// Total is the exact count of matches; Relation is always "eq".
+// Total is the count of matches: exact when Relation is "eq", a lower bound when it is
+// "gte" (the search stopped counting there: search.Result.TotalAtLeast).
 type Total struct {
 	Value    int    `json:"value"`
 	Relation string `json:"relation"`
@@ -80,8 +81,12 @@ type Hit struct {
 // Answer shapes res as Elasticsearch answers a search that took took; reg names each
 // hit's index.
 func Answer(reg *meridian.Registry, res search.Result, took time.Duration) Response {
+	relation := "eq"
+	if res.TotalAtLeast {
+		relation = "gte"
+	}
 	out := Response{Took: took.Milliseconds(),
-		Hits: Hits{Total: Total{Value: res.Total, Relation: "eq"}, Hits: make([]Hit, 0, len(res.Hits))}}
+		Hits: Hits{Total: Total{Value: res.Total, Relation: relation}, Hits: make([]Hit, 0, len(res.Hits))}}
 	for _, h := range res.Hits {
 		if out.Hits.MaxScore == nil || h.Score > *out.Hits.MaxScore {
 			score := h.Score

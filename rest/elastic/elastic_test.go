@@ -46,4 +46,8 @@ func TestAnswerHasElasticsearchShape(t *testing.T) {
 	if want := `{"took":0,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}`; string(empty) != want {
 		t.Fatalf("empty answer %s, want %s", empty, want)
 	}
+	capped, _ := json.Marshal(Answer(meridian.DefaultRegistry(), search.Result{Hits: []search.Hit{}, Total: 10000, TotalAtLeast: true}, 0))
+	if want := `{"took":0,"timed_out":false,"hits":{"total":{"value":10000,"relation":"gte"},"max_score":null,"hits":[]}}`; string(capped) != want {
+		t.Fatalf("capped answer %s, want %s", capped, want)
+	}
 }

@@ -436,6 +436,7 @@ type SearchCase struct {
 	Code     string // error code, "" for none
 	Aggs     string
 	Relaxed  bool   // Result.Relaxed
+	AtLeast  bool   // Result.TotalAtLeast
 	Searched string // Result.Searched joined by spaces, checked when not ""
 }
 
@@ -518,6 +519,9 @@ func RunSearchCases(t *testing.T, db store.Driver, cases []SearchCase) {
 				if res.Hits == nil {
 					t.Error("hits is nil, want empty slice")
 				}
+				if res.TotalAtLeast != tt.AtLeast {
+					t.Errorf("total at least = %v, want %v", res.TotalAtLeast, tt.AtLeast)
+				}
 				if res.Relaxed != tt.Relaxed {
 					t.Errorf("relaxed = %v, want %v", res.Relaxed, tt.Relaxed)
 				}
@@ -563,7 +567,8 @@ func testDriverSearch(t *testing.T, d *driverFixture) {
 		{Name: "a later page of a relaxed search continues the same ranking", Q: page(terms("cust", "ord"), 2, 2),
 			Want: "cu,rv", Total: 5, Relaxed: true},
 		{Name: "strict requires every word", Q: strict(terms("cust", "ord")), Want: "co,oa", Total: 2},
-		{Name: "a count limit stops the count, not the page", Q: countUpTo(terms("customer"), 2), Want: "cu,co,oa,rv,ev", Total: 2},
+		{Name: "a count limit stops the count, not the page", Q: countUpTo(terms("customer"), 2), Want: "cu,co,oa,rv,ev", Total: 2, AtLeast: true},
+		{Name: "a count limit the matches reach is a lower bound", Q: countUpTo(terms("customer"), 5), Want: "cu,co,oa,rv,ev", Total: 5, AtLeast: true},
 		{Name: "a count limit above the matches counts them all", Q: countUpTo(terms("customer"), 9), Want: "cu,co,oa,rv,ev", Total: 5},
 		{Name: "stop words are dropped", Q: terms("which", "table", "has", "the", "customer"), Want: "cu,co,oa,rv,ev", Total: 5, Searched: "customer"},
 		{Name: "strict keeps stop words", Q: strict(terms("which", "customer")), Want: "", Total: 0},
