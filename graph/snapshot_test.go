@@ -270,3 +270,28 @@ func BenchmarkSnapshotOfAMillionTriples(b *testing.B) {
 	b.ReportMetric(float64(loaded.Milliseconds())/n, "ms-load")
 	b.ReportMetric(float64(size)/(1<<20), "MiB")
 }
+
+func TestSnapshotsGrowFurtherApartAsTheCatalogGrows(t *testing.T) {
+	const changes, interval = 10_000, 5 * time.Minute
+	for _, c := range []struct {
+		name    string
+		pending uint64
+		lastSeq int64
+		since   time.Duration
+		want    bool
+	}{
+		{"nothing changed, however long ago", 0, 1000, time.Hour, false},
+		{"a change waits for the interval", 1, 1000, time.Minute, false},
+		{"the interval writes any change", 1, 1000, interval, true},
+		{"a small catalog writes every changes events", 10_000, 1000, time.Second, true},
+		{"one short of them waits", 9_999, 1000, time.Second, false},
+		{"a large catalog waits for half its position", 30_000, 80_000, time.Second, false},
+		{"and writes at half its position", 40_000, 80_000, time.Second, true},
+		{"a very large catalog writes every 50,000 events", maxSnapshotChanges, 10_000_000, time.Second, true},
+		{"and not sooner", maxSnapshotChanges - 1, 10_000_000, time.Second, false},
+	} {
+		if got := snapshotDue(c.pending, c.lastSeq, changes, c.since, interval); got != c.want {
+			t.Errorf("%s: snapshotDue = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

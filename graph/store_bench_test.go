@@ -6,9 +6,10 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/meridian-catalog/meridian"
 	"testing"
 	"time"
+
+	"github.com/meridian-catalog/meridian"
 )
 
 // syntheticCatalog describes n tables of 6 columns each (about 43 triples a table),
