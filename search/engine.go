@@ -89,7 +89,7 @@ func (q Query) AsKeyword() Query {
 // page's hits alone: reading all K of them cost more than the vector search itself.
 type Lazy interface {
 	Service
-	// Ranking is Search's ranking of every hit up to q.From+q.Size, without Source and
+	// Ranking is Search's whole ranking (every hit, not a page), without Source and
 	// without leaving out those the caller may not view. Errors: as Search's.
 	Ranking(ctx context.Context, p *meridian.Principal, q Query) ([]Hit, error)
 	// Sources returns hits, in order, each with its Source read; a hit the caller may

@@ -47,6 +47,28 @@ func BeginUnordered(ctx context.Context, db Driver) (Tx, error) {
 	return db.Begin(ctx, true)
 }
 
+// InModuleTx runs fn in one transaction on db over a module's own rows that record no
+// change event, committing when fn returns nil: a writable one begins as
+// BeginUnordered, a read-only one is rolled back. Errors: the driver's and fn's.
+func InModuleTx(ctx context.Context, db Driver, writable bool, fn func(SQL) error) error {
+	begin := func() (Tx, error) { return db.Begin(ctx, false) }
+	if writable {
+		begin = func() (Tx, error) { return BeginUnordered(ctx, db) }
+	}
+	tx, err := begin()
+	if err != nil {
+		return err
+	}
+	if err := fn(tx.SQL()); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if !writable {
+		return tx.Rollback()
+	}
+	return tx.Commit()
+}
+
 // OutboxHead returns, in tx, the sequence number of the newest change event, 0 when
 // there is none: a follower that starts there sees every event committed after it,
 // without replaying the backlog.

@@ -150,7 +150,7 @@ func (c *Consumer) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 // HandleBatch records events as Handle does, in one transaction: a transaction (and on
 // SQLite an fsync) per event cost half a core while a bulk load was indexed.
 func (c *Consumer) HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error {
-	return inTx(ctx, c.db, true, func(db store.SQL) error {
+	return store.InModuleTx(ctx, c.db, true, func(db store.SQL) error {
 		for _, ev := range events {
 			if ev.EventType == meridian.EventEntityNoChange {
 				continue
@@ -212,26 +212,4 @@ func New(ents *store.Entities, db store.Driver, c Config) *Service {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{ents: ents, db: db, c: c}
-}
-
-// inTx runs fn in one transaction on db, committing when fn returns nil. A writable
-// one does not take the lock that orders entity writes (store.BeginUnordered): the
-// activity stream records no change event.
-func inTx(ctx context.Context, db store.Driver, writable bool, fn func(store.SQL) error) error {
-	begin := func() (store.Tx, error) { return db.Begin(ctx, false) }
-	if writable {
-		begin = func() (store.Tx, error) { return store.BeginUnordered(ctx, db) }
-	}
-	tx, err := begin()
-	if err != nil {
-		return err
-	}
-	if err := fn(tx.SQL()); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if !writable {
-		return tx.Rollback()
-	}
-	return tx.Commit()
 }

@@ -95,7 +95,7 @@ func (s *Service) List(ctx context.Context, p *meridian.Principal, q Query) (Pag
 		c = &cur
 	}
 	page := Page{Data: []Event{}}
-	err := inTx(ctx, s.db, false, func(db store.SQL) error {
+	err := store.InModuleTx(ctx, s.db, false, func(db store.SQL) error {
 		where, args := q.where(nil)
 		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM activity_events"+where, args...).Scan(&page.Total); err != nil {
 			return err

@@ -33,7 +33,7 @@ type DomainRetention struct {
 // DefaultRetentionDays until set.
 func (s *Service) Settings(ctx context.Context) (Settings, error) {
 	out := Settings{RetentionDays: DefaultRetentionDays, Domains: []DomainRetention{}}
-	err := inTx(ctx, s.db, false, func(db store.SQL) error {
+	err := store.InModuleTx(ctx, s.db, false, func(db store.SQL) error {
 		rows, err := db.Query(ctx, "SELECT domain, days FROM activity_retention ORDER BY domain")
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (s *Service) deleteBatches(ctx context.Context, where string, args []any) (
 	limit := "$" + strconv.Itoa(len(args)+1)
 	for {
 		var n int64
-		err := inTx(ctx, s.db, true, func(db store.SQL) error {
+		err := store.InModuleTx(ctx, s.db, true, func(db store.SQL) error {
 			var err error
 			n, err = db.Exec(ctx, "DELETE FROM activity_events WHERE id IN (SELECT id FROM activity_events WHERE "+where+
 				" LIMIT "+limit+")", append(args, pruneBatch)...)

@@ -173,7 +173,7 @@ func (c *Consumer) HandleBatch(ctx context.Context, events []meridian.ChangeEven
 	for i, ev := range events {
 		entries[i] = FromEvent(ev)
 	}
-	return inTx(ctx, c.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
+	return store.InModuleTx(ctx, c.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
 }
 
 // FromEvent is the audit entry of a committed change event.
@@ -184,26 +184,4 @@ func FromEvent(ev meridian.ChangeEvent) Entry {
 	}
 	return Entry{ID: ev.ID, Timestamp: ev.Timestamp, Source: SourceEvent, Kind: KindChange, UserName: ev.UserName,
 		EntityType: ev.EntityType, EntityID: ev.EntityID, EntityFQN: fqn, Outcome: OutcomeSuccess, EventType: ev.EventType}
-}
-
-// inTx runs fn in one transaction on db, committing when fn returns nil. A writable
-// one does not take the lock that orders entity writes (store.BeginUnordered): the
-// audit log records no change event.
-func inTx(ctx context.Context, db store.Driver, writable bool, fn func(store.SQL) error) error {
-	begin := func() (store.Tx, error) { return db.Begin(ctx, false) }
-	if writable {
-		begin = func() (store.Tx, error) { return store.BeginUnordered(ctx, db) }
-	}
-	tx, err := begin()
-	if err != nil {
-		return err
-	}
-	if err := fn(tx.SQL()); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if !writable {
-		return tx.Rollback()
-	}
-	return tx.Commit()
 }

@@ -27,14 +27,14 @@ func New(db store.Driver) *Service { return &Service{db: db} }
 
 // ping reports whether the database answers.
 func (s *Service) ping(ctx context.Context) error {
-	return inTx(ctx, s.db, false, func(db store.SQL) error {
+	return store.InModuleTx(ctx, s.db, false, func(db store.SQL) error {
 		var one int
 		return db.QueryRow(ctx, "SELECT 1").Scan(&one)
 	})
 }
 
 func (s *Service) insertBatch(ctx context.Context, entries []Entry) error {
-	return inTx(ctx, s.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
+	return store.InModuleTx(ctx, s.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
 }
 
 // Query filters the audit log. Empty fields filter nothing.
@@ -157,7 +157,7 @@ func (s *Service) page(ctx context.Context, q Query, c *collab.Cursor, limit int
 	where, args := q.where(c)
 	args = append(args, limit)
 	out := []Entry{}
-	err := inTx(ctx, s.db, false, func(db store.SQL) error {
+	err := store.InModuleTx(ctx, s.db, false, func(db store.SQL) error {
 		rows, err := db.Query(ctx, "SELECT "+entryColumns+" FROM audit_log"+where+
 			" ORDER BY ts DESC, id DESC LIMIT $"+strconv.Itoa(len(args)), args...)
 		if err != nil {
