@@ -3,8 +3,9 @@
 // Result (hits with id, kind, FQN, score and source document; the exact total; the
 // aggregations as buckets). Keyword search runs on the store's own full-text index
 // (SQLite FTS5, PostgreSQL tsvector), which the entity engine keeps in the same
-// transaction as every entity write. Query.Mode leaves room for vector and hybrid
-// retrieval behind the same types.
+// transaction as every entity write. Engine answers the vector and hybrid modes behind
+// the same types; a vector service that is Lazy lets hybrid read the documents of its
+// page only.
 //
 // The Elasticsearch dialect (q strings, query_filter, the hits.hits[]._source answer)
 // is not spoken here: the REST edge translates it (rest/elastic).
