@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -111,35 +112,57 @@ func (s *Searcher) Ranking(ctx context.Context, p *meridian.Principal, q search.
 	return hits, nil
 }
 
+// sourceReads bounds the hits one Sources call reads at once.
+const sourceReads = 4
+
 // Sources reads each hit's entity through the engine, as the caller (owners, tags and
 // domains where its kind has them), into its Source with its entityType; one the
-// caller may not view, or that is gone, is left out. Errors: those of the engine's Get
-// other than ENotFound and EForbidden.
+// caller may not view, or that is gone, is left out. Up to sourceReads hits are read
+// at once: each is a read transaction of a few round trips on PostgreSQL, and a page
+// read one after another waited for all of them in turn. Errors: those of the
+// engine's Get other than ENotFound and EForbidden.
 func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []search.Hit, deleted bool) ([]search.Hit, error) {
 	include := store.IncludeNonDeleted
 	if deleted {
 		include = store.IncludeDeleted
 	}
-	shown := make([]search.Hit, 0, len(hits))
-	for _, h := range hits {
+	read := make([]search.Hit, len(hits))
+	shown := make([]bool, len(hits))
+	errs := make([]error, len(hits))
+	slots := make(chan struct{}, sourceReads)
+	var wg sync.WaitGroup
+	for i, h := range hits {
 		k, ok := s.ents.Registry().Kind(h.Kind)
 		if !ok {
 			continue
 		}
-		e, err := s.ents.Get(ctx, p, h.Kind, store.ByID(h.ID), store.GetOptions{Fields: shownFields(k), Include: include})
-		switch meridian.ErrorCode(err) {
-		case "":
-		case meridian.ENotFound, meridian.EForbidden:
-			continue
-		default:
-			return nil, err
-		}
-		src := e.Clone()
-		src["entityType"] = h.Kind
-		if h.Source, err = json.Marshal(src); err != nil {
-			return nil, err
-		}
-		shown = append(shown, h)
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			e, err := s.ents.Get(ctx, p, h.Kind, store.ByID(h.ID), store.GetOptions{Fields: shownFields(k), Include: include})
+			switch meridian.ErrorCode(err) {
+			case "":
+			case meridian.ENotFound, meridian.EForbidden:
+				return
+			default:
+				errs[i] = err
+				return
+			}
+			src := e.Clone()
+			src["entityType"] = h.Kind
+			h.Source, errs[i] = json.Marshal(src)
+			read[i], shown[i] = h, errs[i] == nil
+		})
 	}
-	return shown, nil
+	wg.Wait()
+	out := make([]search.Hit, 0, len(hits))
+	for i := range hits {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if shown[i] {
+			out = append(out, read[i])
+		}
+	}
+	return out, nil
 }
