@@ -221,14 +221,24 @@ func (k *keywordIndex) prefixTerms(ctx context.Context, groups [][]string) ([][]
 // start with it, quoted exact, or w as a prefix (see prefixTerms). A stem no term
 // starts with stays a prefix, which matches nothing.
 func (k *keywordIndex) termsStarting(ctx context.Context, w string) ([]string, error) {
-	if terms, ok := k.cached(w); ok {
+	if terms, ok := k.terms[w]; ok {
 		return terms, nil
 	}
-	terms, err := k.readTermsStarting(ctx, w)
-	if err == nil {
-		k.cache(w, terms)
+	if k.shared {
+		if terms, ok := k.view.get(w); ok {
+			k.terms[w] = terms
+			return terms, nil
+		}
 	}
-	return terms, err
+	terms, err := k.readTermsStarting(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	k.terms[w] = terms
+	if k.shared {
+		k.view.put(w, terms)
+	}
+	return terms, nil
 }
 
 // readTermsStarting is termsStarting without the search's memory.
@@ -321,27 +331,24 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	if err := t.flushFTS(ctx); err != nil {
 		return search.Result{}, err
 	}
-	k := &keywordIndex{t: t}
-	if t.writable {
-		// A write transaction's search sees its own uncommitted terms: it keeps them
-		// to itself.
-		own := map[string][]string{}
-		k.cached = func(stem string) ([]string, bool) { terms, ok := own[stem]; return terms, ok }
-		k.cache = func(stem string, terms []string) { own[stem] = terms }
-	} else {
-		k.cached, k.cache = t.db.termsAt(ctx)
+	k := &keywordIndex{t: t, terms: map[string][]string{}}
+	if !t.writable {
+		// A write transaction's search sees its own uncommitted terms: it shares none.
+		k.view, k.shared = t.db.termsAt(ctx)
 	}
 	return store.KeywordSearch(ctx, k, q)
 }
 
 // keywordIndex is the FTS5 index as store.KeywordSearch drives it, for one search.
-// cached and cache are the database's term cache (terms.go) at the search's start:
-// each stem's FTS5 alternatives (termsStarting), which the search's HasWord and its
-// up to three Match calls, and the searches after it, would otherwise read again.
+// terms keeps each stem's FTS5 alternatives (termsStarting), which the search's HasWord
+// and its up to three Match calls would otherwise read again; when shared, view is the
+// database's term cache (terms.go) at the search's start, which the searches after it
+// read too.
 type keywordIndex struct {
 	t      *tx
-	cached func(stem string) ([]string, bool)
-	cache  func(stem string, terms []string)
+	terms  map[string][]string
+	view   termView
+	shared bool
 }
 
 // HasWord implements store.KeywordIndex.

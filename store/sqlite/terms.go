@@ -19,39 +19,46 @@ type termCache struct {
 	stems   map[string][]string
 }
 
-// at returns the cache's view at version: the stems cached at that version, and a
-// function that caches more under it (a no-op once the version has moved on).
-func (c *termCache) at(version int64) (get func(string) ([]string, bool), put func(string, []string)) {
-	get = func(stem string) ([]string, bool) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.version != version {
-			return nil, false
-		}
-		terms, ok := c.stems[stem]
-		return terms, ok
-	}
-	put = func(stem string, terms []string) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if version < c.version {
-			return
-		}
-		if version != c.version || c.stems == nil || len(c.stems) >= maxCachedStems {
-			c.version, c.stems = version, map[string][]string{}
-		}
-		c.stems[stem] = terms
-	}
-	return get, put
+// termView is the term cache as one search sees it: the stems cached at the data
+// version read when the search began.
+type termView struct {
+	c       *termCache
+	version int64
 }
 
-// termsAt returns the term cache's view for a search starting now: the data version
-// is read first, so terms read by the search are kept under a version no later than
-// the one they were read at. Without a data version (it failed) nothing is shared.
-func (db *DB) termsAt(ctx context.Context) (get func(string) ([]string, bool), put func(string, []string)) {
-	v, err := db.DataVersion(ctx)
-	if err != nil {
-		return func(string) ([]string, bool) { return nil, false }, func(string, []string) {}
+// get returns the terms cached for stem, unless the version has moved on.
+func (v termView) get(stem string) ([]string, bool) {
+	v.c.mu.Lock()
+	defer v.c.mu.Unlock()
+	if v.c.version != v.version {
+		return nil, false
 	}
-	return db.terms.at(v)
+	terms, ok := v.c.stems[stem]
+	return terms, ok
+}
+
+// put caches the terms of stem under the view's version; a no-op once the cache holds
+// a later version.
+func (v termView) put(stem string, terms []string) {
+	v.c.mu.Lock()
+	defer v.c.mu.Unlock()
+	if v.version < v.c.version {
+		return
+	}
+	if v.version != v.c.version || v.c.stems == nil || len(v.c.stems) >= maxCachedStems {
+		v.c.version, v.c.stems = v.version, map[string][]string{}
+	}
+	v.c.stems[stem] = terms
+}
+
+// termsAt returns the term cache's view for a search starting now. The data version is
+// read first, so terms read by the search are kept under a version no later than the
+// one they were read at. ok is false when the data version could not be read: the
+// search then shares nothing.
+func (db *DB) termsAt(ctx context.Context) (v termView, ok bool) {
+	version, err := db.DataVersion(ctx)
+	if err != nil {
+		return termView{}, false
+	}
+	return termView{c: &db.terms, version: version}, true
 }
