@@ -108,9 +108,9 @@ type Filter struct {
 //
 // CountUpTo, when above 0, lets a keyword search stop counting matches there: Total is
 // then the smaller of the match count and CountUpTo, and Result.TotalAtLeast says when
-// it reached CountUpTo. Hybrid search, which answers no
-// total of its own, asks for its page only, since counting every match of a common
-// word costs more than ranking the page at 100,000 entities.
+// it reached CountUpTo. Hybrid search, which answers no total of its own, asks for its
+// page only, since counting every match of a common word costs more than ranking the
+// page at 100,000 entities.
 type Query struct {
 	Mode         Mode
 	Text         string

@@ -126,8 +126,7 @@ func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []se
 	if deleted {
 		include = store.IncludeDeleted
 	}
-	read := make([]search.Hit, len(hits))
-	shown := make([]bool, len(hits))
+	read := make([]search.Hit, len(hits)) // a hit read and shown has its Source
 	errs := make([]error, len(hits))
 	slots := make(chan struct{}, sourceReads)
 	var wg sync.WaitGroup
@@ -150,8 +149,9 @@ func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []se
 			}
 			src := e.Clone()
 			src["entityType"] = h.Kind
-			h.Source, errs[i] = json.Marshal(src)
-			read[i], shown[i] = h, errs[i] == nil
+			if h.Source, errs[i] = json.Marshal(src); errs[i] == nil {
+				read[i] = h
+			}
 		})
 	}
 	wg.Wait()
@@ -160,7 +160,7 @@ func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []se
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if shown[i] {
+		if read[i].Source != nil {
 			out = append(out, read[i])
 		}
 	}
