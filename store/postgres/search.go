@@ -271,6 +271,11 @@ func (k keywordIndex) Match(ctx context.Context, q search.Query, groups [][]stri
 	return k.t.search(ctx, where, score, args, n, q, levels)
 }
 
+// countUpTo counts the documents matching filter up to the limit in parameter $limit.
+func countUpTo(filter string, limit int) string {
+	return "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs" + filter + " LIMIT $" + strconv.Itoa(limit) + ") c"
+}
+
 // search counts the documents matching where, whose parameters are args[:n], and
 // returns the page q asks for, ordered by score, with the aggregations q asks for.
 // levels, from the most words held down, are tsqueries of the documents an any-word
@@ -282,8 +287,7 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 	res := search.Result{Hits: []search.Hit{}}
 	count, countArgs := "SELECT COUNT(*) FROM search_docs"+filter, args[:n]
 	if q.CountUpTo > 0 {
-		count, countArgs = "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs"+filter+" LIMIT $"+strconv.Itoa(n+1)+") c",
-			append(slices.Clone(args[:n]), q.CountUpTo)
+		count, countArgs = countUpTo(filter, n+1), append(slices.Clone(args[:n]), q.CountUpTo)
 	}
 	if err := t.tx.QueryRow(ctx, count, countArgs...).Scan(&res.Total); err != nil {
 		return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
@@ -292,8 +296,8 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 		need := max(q.From+q.Size, 1)
 		for _, level := range levels {
 			var c int
-			err := t.tx.QueryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs"+filter+" AND tsv @@ to_tsquery('simple', $"+
-				strconv.Itoa(n+1)+"::text) LIMIT $"+strconv.Itoa(n+2)+") c", append(slices.Clone(args[:n]), level, need)...).Scan(&c)
+			err := t.tx.QueryRow(ctx, countUpTo(filter+" AND tsv @@ to_tsquery('simple', $"+strconv.Itoa(n+1)+"::text)", n+2),
+				append(slices.Clone(args[:n]), level, need)...).Scan(&c)
 			if err != nil {
 				return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
 			}
