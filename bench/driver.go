@@ -110,6 +110,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	k := c.samples + warmups(c.samples)
 	getFQNs := sampleFQNs(fqns, k, c.seed, 1)
 	patchFQNs := sampleFQNs(fqns, k, c.seed, 2)
+	coldFQNs := distinctFQNs(fqns, k, c.seed, 3)
 	queries := searchQueries(k, c.seed)
 
 	// REST first, then MCP (mcp.go) on the same tables and queries: over streamable
@@ -121,15 +122,15 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	defer httpMCP.close()
 	stdioMCP, stdioProc := dialMCPStdio(ctx, bin, dataDir, dataDir+".mcp-stdio.log", extra...)
 	defer stdioMCP.close()
-	static, stopStatic, err := staticFloor(ctx, seq, token, getFQNs)
+	statics, stopStatic, err := staticFloors(ctx, seq, token, getFQNs)
 	if err != nil {
 		res.failed = "static HTTP floor: " + oneLine(err.Error())
 		return res
 	}
 	defer stopStatic()
 	surfaces := []surface{
-		restSurface(seq, getFQNs, patchFQNs, queries),
-		{name: "", ops: []operation{static}},
+		restSurface(seq, getFQNs, patchFQNs, coldFQNs, queries),
+		{name: "", ops: statics},
 		restCompareSurface(seq, getFQNs),
 		mcpSurface(httpMCP, getFQNs, queries),
 		mcpSurface(stdioMCP, getFQNs, queries),

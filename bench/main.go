@@ -12,7 +12,8 @@
 // -samples times, one request after another on one connection. It then
 // stops the server, opens the same database directly with the driver and times the
 // floor: the same GET by name done as a raw Tx.GetByFQN plus a JSON decode. Beside it, in
-// the same run, a static HTTP server answering the same bytes is the HTTP floor, and n
+// the same run, a static HTTP server answering the same bytes from a process of its own
+// (this binary, run again) is the HTTP floor, and n
 // more tables are loaded through the bulk endpoint. The report (a markdown table) goes
 // to stdout and to -o, which is a file in the system's temporary directory unless
 // given, so a run does not dirty the checkout. The semantic suite (semantic.go,
@@ -52,6 +53,13 @@ type config struct {
 }
 
 func main() {
+	if file := os.Getenv(staticServerEnv); file != "" {
+		if err := serveStatic(file); err != nil {
+			fmt.Fprintf(os.Stderr, "bench static server: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)

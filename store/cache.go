@@ -10,13 +10,13 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// DataVersioner is a Driver capability: DataVersion returns a number that changes
+// DataVersioner is a Driver capability: DataVersion returns a value that changes
 // whenever anything is committed to the database, by this process or another one
-// sharing it (SQLite's PRAGMA data_version). A driver that has it gets the engine's
-// read cache; one that has not (PostgreSQL, where other nodes write) reads every GET
-// from the database.
+// sharing it (SQLite's PRAGMA data_version; PostgreSQL's current snapshot, which every
+// node sharing the database sees). A driver that has it gets the engine's read cache;
+// one that has not reads every GET from the database.
 type DataVersioner interface {
-	DataVersion(ctx context.Context) (int64, error)
+	DataVersion(ctx context.Context) (string, error)
 }
 
 // maxCached is the most answers the read cache holds; when full it starts again empty.
@@ -28,12 +28,13 @@ const maxCached = 4096
 // cache is not invalidated per entity: any commit empties it. The engine empties it
 // after each of its own commits, before the write is acknowledged, and every GET first
 // compares the driver's DataVersion with the one the entries were read at, which
-// catches commits by other processes on the same file (meridian mcp beside meridian
-// serve) and by module code writing outside the engine. So a GET never answers older
+// catches commits by other processes on the same database (meridian mcp beside
+// meridian serve on one SQLite file, other nodes on one PostgreSQL database) and by
+// module code writing outside the engine. So a GET never answers older
 // than the last commit that finished before it began.
 type readCache struct {
 	mu      sync.Mutex
-	version int64  // the DataVersion the entries were read at
+	version string // the DataVersion the entries were read at
 	gen     uint64 // counts emptyings, so a read that overlapped one is not kept
 	entries map[cacheKey]cached
 }
@@ -59,7 +60,7 @@ func (c *readCache) clear() {
 
 // lookup returns the answer cached for key at version, and the generation to store a
 // fresh answer under.
-func (c *readCache) lookup(version int64, key cacheKey) (cached, bool, uint64) {
+func (c *readCache) lookup(version string, key cacheKey) (cached, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if version != c.version {

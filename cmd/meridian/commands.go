@@ -48,7 +48,9 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	log, err := newLogger(stderr, *level)
+	logs := newLogBuffer(stderr, logFlushEvery)
+	defer logs.Close()
+	log, err := newBufferedLogger(logs, *level)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fs.Usage()
@@ -117,7 +119,8 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		<-background // the dispatcher and the jobs stop before the database closes
 	}()
 	srv := rest.NewServer(handler, limits, log)
-	fmt.Fprintf(stderr, "meridian %s listening on %s (data directory %s)\n", version, ln.Addr(), *dir)
+	fmt.Fprintf(logs, "meridian %s listening on %s (data directory %s)\n", version, ln.Addr(), *dir)
+	logs.Flush()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

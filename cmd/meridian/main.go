@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -186,13 +185,4 @@ func (f *flagSet) parse(args []string) error {
 		return errUsage
 	}
 	return nil
-}
-
-// newLogger returns a text logger on w at the named level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.TrimSpace(level))); err != nil {
-		return nil, fmt.Errorf("invalid log level %q: use debug, info, warn or error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

@@ -62,7 +62,10 @@ type DB struct {
 	vocab   *vocabFolder
 }
 
-var _ store.Driver = (*DB)(nil)
+var (
+	_ store.Driver        = (*DB)(nil)
+	_ store.DataVersioner = (*DB)(nil)
+)
 
 // Open connects to the PostgreSQL database at url (postgres://… or a keyword/value
 // connection string), creates the vector and pg_trgm extensions when missing, and
@@ -112,6 +115,29 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 // Pool returns the connection pool, for packages that keep their own tables in the
 // catalog database (the vectors index).
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// DataVersion returns the server's current snapshot (pg_current_snapshot) as text: the
+// transactions finished and in progress. Any transaction that writes, on any node and
+// through any connection, finishes by leaving the in-progress list or by moving its
+// end past the last one, so the value after a commit differs from every value read
+// before it; a read-only transaction never changes it (store.DataVersioner, the
+// engine's read cache). Writes to other databases of the same server change it too,
+// which only costs cache misses. A broken connection is retried once, as in Begin.
+func (db *DB) DataVersion(ctx context.Context) (string, error) {
+	var v string
+	err := db.pool.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
+	if broken(err) && ctx.Err() == nil {
+		db.pool.Reset()
+		err = db.pool.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
+	}
+	if broken(err) {
+		return "", fmt.Errorf("postgres: data version: %w: %w", errLost(), err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: data version: %w", err)
+	}
+	return v, nil
+}
 
 // Begin starts a transaction. A writable one takes the write lock before it returns;
 // a read-only one sees one consistent snapshot. When the connection it got is broken

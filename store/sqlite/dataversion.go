@@ -45,8 +45,18 @@ func (d *dataVersion) close() error {
 }
 
 // DataVersion returns SQLite's data_version as seen by a connection that never
-// writes: it differs after every commit to the file by any connection or process.
-func (db *DB) DataVersion(ctx context.Context) (int64, error) {
+// writes, in decimal: it differs after every commit to the file by any connection or
+// process.
+func (db *DB) DataVersion(ctx context.Context) (string, error) {
+	v, err := db.dataVersionNumber(ctx)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(v, 10), nil
+}
+
+// dataVersionNumber is DataVersion as the number SQLite answers; it only grows.
+func (db *DB) dataVersionNumber(ctx context.Context) (int64, error) {
 	var v int64
 	if err := db.dataVersion.stmt.QueryRowContext(ctx).Scan(&v); err != nil {
 		return 0, fmt.Errorf("sqlite: data version: %w", err)

@@ -40,7 +40,7 @@ func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	}
 	version := func() int64 {
 		t.Helper()
-		v, err := a.DataVersion(ctx)
+		v, err := a.dataVersionNumber(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func (v termView) put(stem string, terms []string) {
 // one they were read at. ok is false when the data version could not be read: the
 // search then shares nothing.
 func (db *DB) termsAt(ctx context.Context) (v termView, ok bool) {
-	version, err := db.DataVersion(ctx)
+	version, err := db.dataVersionNumber(ctx)
 	if err != nil {
 		return termView{}, false
 	}
