@@ -19,8 +19,13 @@ type DataVersioner interface {
 	DataVersion(ctx context.Context) (string, error)
 }
 
-// maxCached is the most answers the read cache holds; when full it starts again empty.
-const maxCached = 4096
+// Bounds of the read cache: the most answers it holds and their most bytes (when
+// either is reached it starts again empty), and the largest answer it keeps.
+const (
+	maxCached       = 4096
+	maxCachedBytes  = 64 << 20
+	maxCachedAnswer = 1 << 20
+)
 
 // readCache holds encoded GET answers, valid while the database is unchanged. An
 // entity's answer depends on more than its own row (its relationships, the rows they
@@ -37,6 +42,7 @@ type readCache struct {
 	version string // the DataVersion the entries were read at
 	gen     uint64 // counts emptyings, so a read that overlapped one is not kept
 	entries map[cacheKey]cached
+	bytes   int // of the entries' bodies
 }
 
 // cacheKey names one answer: the entity, the request options and the caller.
@@ -53,7 +59,7 @@ type cached struct {
 // clear empties the cache.
 func (c *readCache) clear() {
 	c.mu.Lock()
-	c.entries = nil
+	c.entries, c.bytes = nil, 0
 	c.gen++
 	c.mu.Unlock()
 }
@@ -64,7 +70,7 @@ func (c *readCache) lookup(version string, key cacheKey) (cached, bool, uint64) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if version != c.version {
-		c.entries = nil
+		c.entries, c.bytes = nil, 0
 		c.gen++
 		c.version = version
 	}
@@ -77,13 +83,17 @@ func (c *readCache) lookup(version string, key cacheKey) (cached, bool, uint64) 
 func (c *readCache) store(gen uint64, key cacheKey, v cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || len(v.body) > maxCachedAnswer {
 		return
 	}
-	if c.entries == nil || len(c.entries) >= maxCached {
-		c.entries = make(map[cacheKey]cached)
+	if c.entries == nil || len(c.entries) >= maxCached || c.bytes+len(v.body) > maxCachedBytes {
+		c.entries, c.bytes = make(map[cacheKey]cached), 0
+	}
+	if old, ok := c.entries[key]; ok {
+		c.bytes -= len(old.body)
 	}
 	c.entries[key] = v
+	c.bytes += len(v.body)
 }
 
 // callerKey is what of a principal an answer can depend on.
