@@ -17,7 +17,9 @@
 // version. Read-only transactions run at REPEATABLE READ READ ONLY and see one snapshot.
 //
 // Writers append their changes to the search vocabulary's counts to a table of their
-// own, which a background folder moves into the counts (vocab.go); Close stops it.
+// own, which a background folder moves into the counts (vocab.go). Where autovacuum is
+// off, a background upkeep vacuums and analyzes the catalog's tables by its thresholds
+// (upkeep.go). Close stops both.
 package postgres
 
 import (
@@ -60,6 +62,7 @@ type DB struct {
 	pool    *pgxpool.Pool
 	modules []store.Module
 	vocab   *vocabFolder
+	upkeep  *upkeeper
 }
 
 var (
@@ -109,7 +112,7 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool)}, nil
+	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool), upkeep: startUpkeep(pool)}, nil
 }
 
 // Pool returns the connection pool, for packages that keep their own tables in the
@@ -192,9 +195,11 @@ func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
 // Modules returns the modules the database was opened with.
 func (db *DB) Modules() []store.Module { return db.modules }
 
-// Close stops the vocabulary's folder (vocab.go) and closes the connection pool.
+// Close stops the vocabulary's folder (vocab.go) and the upkeep (upkeep.go), and closes
+// the connection pool.
 func (db *DB) Close() error {
 	db.vocab.close()
+	db.upkeep.close()
 	db.pool.Close()
 	return nil
 }
