@@ -280,42 +280,79 @@ func countUpTo(filter string, limit int) string {
 // returns the page q asks for, ordered by score, with the aggregations q asks for.
 // levels, from the most words held down, are tsqueries of the documents an any-word
 // page may come from (narrowing): the page is ranked among the first level's documents
-// that fill it (a count up to the page tells), still scored on the whole question, so
-// scores do not change; an any-word question otherwise ranks most of a large catalog.
+// that fill it, still scored on the whole question, so scores do not change; an
+// any-word question otherwise ranks most of a large catalog.
+//
+// Each statement that matches prefixes against the index costs about the same however
+// few rows it answers (the index reads every document holding a word that starts with
+// one of them), so as few are sent as the answer allows: a page statement also counts
+// the documents it ranked (count(*) OVER ()), which is the total when there are no
+// levels, and tells whether a level filled the page. The total is counted on its own
+// only for an any-word question with levels, a request for no page, and a page past the
+// last document.
 func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query, levels []string) (search.Result, error) {
 	filter := " WHERE " + strings.Join(where, " AND ")
 	res := search.Result{Hits: []search.Hit{}}
-	count, countArgs := "SELECT COUNT(*) FROM search_docs"+filter, args[:n]
-	if q.CountUpTo > 0 {
-		count, countArgs = countUpTo(filter, n+1), append(slices.Clone(args[:n]), q.CountUpTo)
+	need := max(q.From+q.Size, 1)
+	counted := q.Size == 0 || len(levels) > 0
+	if counted {
+		if err := t.count(ctx, filter, args[:n], q, &res); err != nil {
+			return search.Result{}, err
+		}
 	}
-	if err := t.tx.QueryRow(ctx, count, countArgs...).Scan(&res.Total); err != nil {
-		return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
-	}
-	if q.Size > 0 && q.From < res.Total {
-		need := max(q.From+q.Size, 1)
-		for _, level := range levels {
-			var c int
-			err := t.tx.QueryRow(ctx, countUpTo(filter+" AND tsv @@ to_tsquery('simple', $"+strconv.Itoa(n+1)+"::text)", n+2),
-				append(slices.Clone(args[:n]), level, need)...).Scan(&c)
+	if q.Size > 0 && (!counted || q.From < res.Total) {
+		page := func(filter string, args params) ([]search.Hit, int, error) {
+			query := "SELECT id, kind, fqn, source, " + score + " AS score, count(*) OVER () FROM search_docs" + filter +
+				" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
+			rows, err := t.tx.Query(ctx, query, args...)
 			if err != nil {
-				return search.Result{}, fmt.Errorf("postgres: search count: %w", err)
+				return nil, 0, fmt.Errorf("postgres: search: %w", err)
 			}
-			if c >= need {
-				filter += " AND tsv @@ to_tsquery('simple', " + args.add(level) + "::text)"
+			defer rows.Close()
+			hits, ranked := []search.Hit{}, 0
+			for rows.Next() {
+				var h search.Hit
+				if err := rows.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &h.Score, &ranked); err != nil {
+					return nil, 0, fmt.Errorf("postgres: search: %w", err)
+				}
+				hits = append(hits, h)
+			}
+			if err := rows.Err(); err != nil {
+				return nil, 0, fmt.Errorf("postgres: search: %w", err)
+			}
+			return hits, ranked, nil // ranked is 0 when the page is past the last document
+		}
+		filled := false
+		for _, level := range levels {
+			largs := slices.Clone(args)
+			hits, ranked, err := page(filter+" AND tsv @@ to_tsquery('simple', "+largs.add(level)+"::text)", largs)
+			if err != nil {
+				return search.Result{}, err
+			}
+			if ranked >= need {
+				res.Hits, filled = hits, true
 				break
 			}
 		}
-		query := "SELECT id, kind, fqn, source, " + score + " AS score FROM search_docs" + filter +
-			" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
-		rows, err := t.tx.Query(ctx, query, args...)
-		if err != nil {
-			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
-		}
-		res.Hits, err = rowscan.All(rows, rowscan.SearchHit)
-		rows.Close()
-		if err != nil {
-			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
+		if !filled {
+			hits, ranked, err := page(filter, slices.Clone(args))
+			if err != nil {
+				return search.Result{}, err
+			}
+			res.Hits = hits
+			if !counted {
+				if ranked == 0 && q.From > 0 {
+					// Past the last document: the page said nothing of the total.
+					if err := t.count(ctx, filter, args[:n], q, &res); err != nil {
+						return search.Result{}, err
+					}
+				} else {
+					res.Total = ranked
+					if q.CountUpTo > 0 {
+						res.Total = min(res.Total, q.CountUpTo)
+					}
+				}
+			}
 		}
 	}
 	if len(q.Aggregations) > 0 {
@@ -325,6 +362,19 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 		}
 	}
 	return res, nil
+}
+
+// count counts the documents matching filter, whose parameters are args, into
+// res.Total: up to q.CountUpTo when it is above 0.
+func (t *tx) count(ctx context.Context, filter string, args params, q search.Query, res *search.Result) error {
+	count, countArgs := "SELECT COUNT(*) FROM search_docs"+filter, args
+	if q.CountUpTo > 0 {
+		count, countArgs = countUpTo(filter, len(args)+1), append(slices.Clone(args), q.CountUpTo)
+	}
+	if err := t.tx.QueryRow(ctx, count, countArgs...).Scan(&res.Total); err != nil {
+		return fmt.Errorf("postgres: search count: %w", err)
+	}
+	return nil
 }
 
 // aggregate counts the total documents matching where (whose parameters are args) by
