@@ -285,22 +285,18 @@ func countUpTo(filter string, limit int) string {
 //
 // Each statement that matches prefixes against the index costs about the same however
 // few rows it answers (the index reads every document holding a word that starts with
-// one of them), so as few are sent as the answer allows: a page statement also counts
-// the documents it ranked (count(*) OVER ()), which is the total when there are no
-// levels, and tells whether a level filled the page. The total is counted on its own
-// only for an any-word question with levels, a request for no page, and a page past the
-// last document.
+// one of them), so as few are sent as the answer allows. A page statement also counts
+// the documents it ranked (count(*) OVER ()): ranking every match, it counts the total;
+// ranking a level's, it tells whether the level filled the page, and when the level
+// holds q.CountUpTo documents or more, so does the whole match. The total is counted
+// on its own only when neither tells it: no page asked for, a page past the last
+// document, or a level that filled the page with fewer than q.CountUpTo documents.
 func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query, levels []string) (search.Result, error) {
 	filter := " WHERE " + strings.Join(where, " AND ")
 	res := search.Result{Hits: []search.Hit{}}
-	need := max(q.From+q.Size, 1)
-	counted := q.Size == 0 || len(levels) > 0
-	if counted {
-		if err := t.count(ctx, filter, args[:n], q, &res); err != nil {
-			return search.Result{}, err
-		}
-	}
-	if q.Size > 0 && (!counted || q.From < res.Total) {
+	counted := false
+	if q.Size > 0 {
+		need := max(q.From+q.Size, 1)
 		page := func(filter string, args params) ([]search.Hit, int, error) {
 			query := "SELECT id, kind, fqn, source, " + score + " AS score, count(*) OVER () FROM search_docs" + filter +
 				" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
@@ -331,6 +327,9 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 			}
 			if ranked >= need {
 				res.Hits, filled = hits, true
+				if q.CountUpTo > 0 && ranked >= q.CountUpTo {
+					res.Total, counted = q.CountUpTo, true
+				}
 				break
 			}
 		}
@@ -340,19 +339,17 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 				return search.Result{}, err
 			}
 			res.Hits = hits
-			if !counted {
-				if ranked == 0 && q.From > 0 {
-					// Past the last document: the page said nothing of the total.
-					if err := t.count(ctx, filter, args[:n], q, &res); err != nil {
-						return search.Result{}, err
-					}
-				} else {
-					res.Total = ranked
-					if q.CountUpTo > 0 {
-						res.Total = min(res.Total, q.CountUpTo)
-					}
+			if ranked > 0 || q.From == 0 {
+				res.Total, counted = ranked, true
+				if q.CountUpTo > 0 {
+					res.Total = min(res.Total, q.CountUpTo)
 				}
 			}
+		}
+	}
+	if !counted {
+		if err := t.count(ctx, filter, args[:n], q, &res); err != nil {
+			return search.Result{}, err
 		}
 	}
 	if len(q.Aggregations) > 0 {

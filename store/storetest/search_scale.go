@@ -43,18 +43,30 @@ func testDriverSearchAnyWordPages(t *testing.T, d *driverFixture) {
 		}
 		return nil
 	})
-	query := func(from, size int) search.Result {
+	counted := func(from, size, upTo int) search.Result {
 		var res search.Result
 		Read(t, db, func(tx store.Tx) error {
 			var err error
-			res, err = tx.Search(ctx, search.Query{Terms: words, From: from, Size: size})
+			res, err = tx.Search(ctx, search.Query{Terms: words, From: from, Size: size, CountUpTo: upTo})
 			return err
 		})
 		return res
 	}
+	query := func(from, size int) search.Result { return counted(from, size, 0) }
 	whole := query(0, 100)
 	if !whole.Relaxed || whole.Total != 42 || len(whole.Hits) != 42 {
 		t.Fatalf("whole ranking: relaxed %v, total %d, %d hits; want relaxed, 42 and 42", whole.Relaxed, whole.Total, len(whole.Hits))
+	}
+	// A count limit holds however the page was narrowed.
+	for _, c := range []struct{ from, size, upTo, total int }{
+		{0, 3, 5, 5}, {0, 3, 3, 3}, {0, 3, 100, 42}, {10, 3, 12, 12}, {40, 5, 100, 42}, {50, 5, 100, 42}, {50, 5, 7, 7},
+	} {
+		res := counted(c.from, c.size, c.upTo)
+		want := whole.Hits[min(c.from, len(whole.Hits)):min(c.from+c.size, len(whole.Hits))]
+		if res.Total != c.total || res.TotalAtLeast != (c.total == c.upTo) || hitIDs(res.Hits) != hitIDs(want) {
+			t.Fatalf("from %d size %d counting up to %d: %s, total %d (at least %v); want %s, total %d",
+				c.from, c.size, c.upTo, hitIDs(res.Hits), res.Total, res.TotalAtLeast, hitIDs(want), c.total)
+		}
 	}
 	for _, from := range []int{0, 3, 10} {
 		for size := 1; size <= 20; size++ {
