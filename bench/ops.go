@@ -244,7 +244,6 @@ func restSurface(c *client, getFQNs, patchFQNs, coldFQNs, queries []string) surf
 	}}
 }
 
-// sampleFQNs draws k table FQNs at random (with replacement) from fqns.
 // distinctFQNs returns k of fqns in a random order, none twice while k ≤ len(fqns).
 func distinctFQNs(fqns []string, k int, seed, stream uint64) []string {
 	r := rand.New(rand.NewPCG(seed, stream))
@@ -256,6 +255,7 @@ func distinctFQNs(fqns []string, k int, seed, stream uint64) []string {
 	return out
 }
 
+// sampleFQNs draws k table FQNs at random (with replacement) from fqns.
 func sampleFQNs(fqns []string, k int, seed, stream uint64) []string {
 	r := rand.New(rand.NewPCG(seed, stream))
 	out := make([]string, k)

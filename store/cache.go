@@ -35,8 +35,8 @@ const (
 // compares the driver's DataVersion with the one the entries were read at, which
 // catches commits by other processes on the same database (meridian mcp beside
 // meridian serve on one SQLite file, other nodes on one PostgreSQL database) and by
-// module code writing outside the engine. So a GET never answers older
-// than the last commit that finished before it began.
+// module code writing outside the engine. So a GET never answers older than the last
+// commit that finished before it began.
 type readCache struct {
 	mu      sync.Mutex
 	version string // the DataVersion the entries were read at
