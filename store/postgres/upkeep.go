@@ -20,20 +20,22 @@ import (
 //
 // So every upkeepEvery, and once at start, the upkeep looks at this schema's tables
 // that autovacuum leaves alone and, by autovacuum's own thresholds and settings,
-// vacuums those with enough dead rows and analyzes those changed enough since their
-// last ANALYZE. Where autovacuum is on it does nothing. Nodes sharing the database need
+// vacuums those with enough dead or newly inserted rows and analyzes those changed
+// enough since their last ANALYZE. Where autovacuum is on it does nothing. Nodes sharing the database need
 // no turns: a table another VACUUM or ANALYZE holds is skipped (SKIP_LOCKED), and the
 // next look finds whether it is still due. VACUUM never truncates, which would take a
 // lock writers wait for.
 const upkeepEvery = 30 * time.Second
 
 // upkeepDue lists the tables of the current schema that autovacuum leaves alone and
-// that are past its thresholds: the table, whether it needs VACUUM (dead rows) and
-// whether it needs ANALYZE (rows changed since the last one). A table never analyzed
-// counts as empty (reltuples -1), so 50 changed rows make it due.
+// that are past its thresholds: the table, whether it needs VACUUM (dead rows, or rows
+// inserted since the last VACUUM, whose pages it marks all-visible so that later
+// reads need not look each row's transaction up) and whether it needs ANALYZE (rows
+// changed since the last one). A table never analyzed counts as empty (reltuples -1),
+// so 50 changed rows make it due.
 const upkeepDue = `WITH t AS (
-    SELECT s.relname AS name, s.n_dead_tup AS dead, s.n_mod_since_analyze AS changed,
-           greatest(c.reltuples, 0) AS tuples
+    SELECT s.relname AS name, s.n_dead_tup AS dead, s.n_ins_since_vacuum AS inserted,
+           s.n_mod_since_analyze AS changed, greatest(c.reltuples, 0) AS tuples
     FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
     WHERE s.schemaname = current_schema()
       AND (NOT current_setting('autovacuum')::bool
@@ -43,7 +45,9 @@ const upkeepDue = `WITH t AS (
 )
 SELECT name,
        dead > current_setting('autovacuum_vacuum_threshold')::float8
-              + current_setting('autovacuum_vacuum_scale_factor')::float8 * tuples AS vacuum,
+              + current_setting('autovacuum_vacuum_scale_factor')::float8 * tuples
+       OR inserted > current_setting('autovacuum_vacuum_insert_threshold')::float8
+              + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * tuples AS vacuum,
        changed > current_setting('autovacuum_analyze_threshold')::float8
               + current_setting('autovacuum_analyze_scale_factor')::float8 * tuples AS analyze
 FROM t ORDER BY name`
