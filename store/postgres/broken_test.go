@@ -14,8 +14,9 @@ import (
 
 // terminateBackends ends every other connection to the database at url, as an
 // administrator's pg_terminate_backend or a failover does, and waits until they are gone.
-// Stop the vocabulary's folder first (stopFolding): a fold the termination fails is
-// tried again a second later, on a new connection that stays in the pool.
+// Stop the DB's background work first (stopBackground): a fold or an upkeep round the
+// termination fails, or that starts after it, runs on a new connection that stays in
+// the pool.
 func terminateBackends(t *testing.T, url string) {
 	t.Helper()
 	ctx := context.Background()
@@ -48,7 +49,7 @@ func testRow() store.Row {
 
 func TestReadsSurviveTerminatedBackends(t *testing.T) {
 	db, url := openTemp(t)
-	stopFolding(db)
+	stopBackground(db)
 	ctx := context.Background()
 	row := testRow()
 	w, err := db.Begin(ctx, true)
@@ -77,7 +78,7 @@ func TestReadsSurviveTerminatedBackends(t *testing.T) {
 
 func TestAWriteThatLostItsConnectionIsUnavailable(t *testing.T) {
 	db, url := openTemp(t)
-	stopFolding(db)
+	stopBackground(db)
 	ctx := context.Background()
 	w, err := db.Begin(ctx, true)
 	if err != nil {
@@ -97,4 +98,11 @@ func TestAWriteThatLostItsConnectionIsUnavailable(t *testing.T) {
 		t.Fatalf("the pool did not recover: %v", err)
 	}
 	r.Rollback()
+}
+
+// stopBackground stops db's background work (the vocabulary's folder and the upkeep),
+// so that it opens no connection while a test terminates them.
+func stopBackground(db *DB) {
+	db.vocab.close()
+	db.upkeep.close()
 }
