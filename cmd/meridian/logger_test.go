@@ -1,30 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe for the log buffer's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestServerLogWritesWarningsAtOnceAndInfoAtTheNextFlush(t *testing.T) {
 	for _, c := range []struct {
@@ -47,7 +27,7 @@ func TestServerLogWritesWarningsAtOnceAndInfoAtTheNextFlush(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out syncBuffer
+			var out lockedBuffer
 			buf := newLogBuffer(&out, time.Hour)
 			defer buf.Close()
 			c.log(buf)
@@ -59,7 +39,7 @@ func TestServerLogWritesWarningsAtOnceAndInfoAtTheNextFlush(t *testing.T) {
 }
 
 func TestServerLogWritesOutEveryPeriod(t *testing.T) {
-	var out syncBuffer
+	var out lockedBuffer
 	buf := newLogBuffer(&out, 10*time.Millisecond)
 	defer buf.Close()
 	l, _ := newBufferedLogger(buf, "info")
@@ -73,7 +53,7 @@ func TestServerLogWritesOutEveryPeriod(t *testing.T) {
 	}
 }
 func TestServerLogIsWrittenOutOnClose(t *testing.T) {
-	var out syncBuffer
+	var out lockedBuffer
 	buf := newLogBuffer(&out, time.Hour)
 	l, _ := newBufferedLogger(buf, "info")
 	l.Info("shutting down")
@@ -84,7 +64,7 @@ func TestServerLogIsWrittenOutOnClose(t *testing.T) {
 }
 
 func TestServerLogFlushesAFullBufferAtOnce(t *testing.T) {
-	var out syncBuffer
+	var out lockedBuffer
 	buf := newLogBuffer(&out, time.Hour)
 	defer buf.Close()
 	line := strings.Repeat("x", 1024) + "\n"
