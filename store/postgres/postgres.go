@@ -127,11 +127,12 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 // engine's read cache). Writes to other databases of the same server change it too,
 // which only costs cache misses. A broken connection is retried once, as in Begin.
 func (db *DB) DataVersion(ctx context.Context) (string, error) {
+	const snapshot = "SELECT pg_current_snapshot()::text"
 	var v string
-	err := db.pool.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
+	err := db.pool.QueryRow(ctx, snapshot).Scan(&v)
 	if broken(err) && ctx.Err() == nil {
 		db.pool.Reset()
-		err = db.pool.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
+		err = db.pool.QueryRow(ctx, snapshot).Scan(&v)
 	}
 	if broken(err) {
 		return "", fmt.Errorf("postgres: data version: %w: %w", errLost(), err)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/meridian-catalog/meridian/store/rowscan"
 )
 
 // The tables' upkeep where autovacuum does not do it. PostgreSQL plans each query from
@@ -28,11 +30,11 @@ import (
 const upkeepEvery = 30 * time.Second
 
 // upkeepDue lists the tables of the current schema that autovacuum leaves alone and
-// that are past its thresholds: the table, whether it needs VACUUM (dead rows, or rows
-// inserted since the last VACUUM, whose pages it marks all-visible so that later
-// reads need not look each row's transaction up) and whether it needs ANALYZE (rows
-// changed since the last one). A table never analyzed counts as empty (reltuples -1),
-// so 50 changed rows make it due.
+// that are past its thresholds for VACUUM (dead rows, or rows inserted since the last
+// VACUUM, whose pages it marks all-visible so that later reads need not look each
+// row's transaction up) or for ANALYZE (rows changed since the last one): the table,
+// and whether it needs VACUUM, which analyzes too. A table never analyzed counts as
+// empty (reltuples -1), so 50 changed rows make it due.
 const upkeepDue = `WITH t AS (
     SELECT s.relname AS name, s.n_dead_tup AS dead, s.n_ins_since_vacuum AS inserted,
            s.n_mod_since_analyze AS changed, greatest(c.reltuples, 0) AS tuples
@@ -42,17 +44,19 @@ const upkeepDue = `WITH t AS (
            OR EXISTS (SELECT 1 FROM unnest(c.reloptions) AS o
                       WHERE lower(o) IN ('autovacuum_enabled=false', 'autovacuum_enabled=off',
                                          'autovacuum_enabled=no', 'autovacuum_enabled=0')))
+), due AS (
+    SELECT name,
+           dead > current_setting('autovacuum_vacuum_threshold')::float8
+                  + current_setting('autovacuum_vacuum_scale_factor')::float8 * tuples
+           OR inserted > current_setting('autovacuum_vacuum_insert_threshold')::float8
+                  + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * tuples AS vacuum,
+           changed > current_setting('autovacuum_analyze_threshold')::float8
+                  + current_setting('autovacuum_analyze_scale_factor')::float8 * tuples AS analyzed
+    FROM t
 )
-SELECT name,
-       dead > current_setting('autovacuum_vacuum_threshold')::float8
-              + current_setting('autovacuum_vacuum_scale_factor')::float8 * tuples
-       OR inserted > current_setting('autovacuum_vacuum_insert_threshold')::float8
-              + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * tuples AS vacuum,
-       changed > current_setting('autovacuum_analyze_threshold')::float8
-              + current_setting('autovacuum_analyze_scale_factor')::float8 * tuples AS analyze
-FROM t ORDER BY name`
+SELECT name, vacuum FROM due WHERE vacuum OR analyzed ORDER BY name`
 
-// upkeep vacuums and analyzes the tables upkeepDue lists, one statement per table, and
+// upkeep vacuums or analyzes the tables upkeepDue lists, one statement per table, and
 // answers the statements it ran. The table names come from the server's catalog and
 // are quoted as identifiers.
 func upkeep(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
@@ -60,26 +64,21 @@ func upkeep(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: upkeep: %w", err)
 	}
-	var due []string
-	for rows.Next() {
+	due, err := rowscan.All(rows, func(s rowscan.Scanner) (string, error) {
 		var (
-			name             string
-			vacuum, analyzed bool
+			name   string
+			vacuum bool
 		)
-		if err := rows.Scan(&name, &vacuum, &analyzed); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres: upkeep: %w", err)
+		if err := s.Scan(&name, &vacuum); err != nil {
+			return "", err
 		}
-		table := pgx.Identifier{name}.Sanitize()
-		switch {
-		case vacuum:
-			due = append(due, "VACUUM (ANALYZE, SKIP_LOCKED, TRUNCATE false) "+table)
-		case analyzed:
-			due = append(due, "ANALYZE (SKIP_LOCKED) "+table)
+		if vacuum {
+			return "VACUUM (ANALYZE, SKIP_LOCKED, TRUNCATE false) " + pgx.Identifier{name}.Sanitize(), nil
 		}
-	}
+		return "ANALYZE (SKIP_LOCKED) " + pgx.Identifier{name}.Sanitize(), nil
+	})
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("postgres: upkeep: %w", err)
 	}
 	for i, stmt := range due {
