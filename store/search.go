@@ -207,7 +207,7 @@ const MaxNarrowing = 35
 // before a level of more than MaxNarrowing subsets. A document holding m of k groups
 // always ranks above one holding fewer (20 points a group; see the drivers' ranking),
 // so when the documents of a level fill an any-word page, only they need ranking.
-func NarrowingLevels(groups [][]string, and func([][]string) string, or string) []string {
+func NarrowingLevels[G any](groups []G, and func([]G) string, or string) []string {
 	var levels []string
 	for m := len(groups) - 1; m >= 2; m-- {
 		subsets := subsets(len(groups), m)
@@ -216,7 +216,7 @@ func NarrowingLevels(groups [][]string, and func([][]string) string, or string) 
 		}
 		alts := make([]string, len(subsets))
 		for i, set := range subsets {
-			each := make([][]string, len(set))
+			each := make([]G, len(set))
 			for j, g := range set {
 				each[j] = groups[g]
 			}

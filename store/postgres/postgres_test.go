@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -173,6 +174,25 @@ func TestMigrations(t *testing.T) {
 				t.Errorf("module_migrations has %d rows of the module, want 1", n)
 			}
 			db.Close()
+		}
+	})
+	t.Run("0006 counts the terms of the documents indexed before it", func(t *testing.T) {
+		db, url := openTemp(t)
+		stopFolding(db)
+		storetest.IndexSearchDocs(t, db)
+		undo := `DROP TABLE search_terms, search_terms_pending;
+DELETE FROM module_migrations WHERE module = '` + store.CoreModule + `' AND version = 6`
+		if _, err := db.pool.Exec(ctx, undo); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		db, err := Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if got, want := termCounts(t, db); len(want) == 0 || !maps.Equal(got, want) {
+			t.Errorf("search_terms counts %v, the documents hold %v", got, want)
 		}
 	})
 	t.Run("newer schema is refused", func(t *testing.T) {

@@ -12,14 +12,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The vocabulary typo correction reads (search_vocab, migrations 0004 and 0005). Writers
-// never update its counts: Index and the search_docs_vocab trigger append one row per
-// word a document gains (+1) or loses (-1) to search_vocab_pending, which conflicts
-// with nothing, so writers never wait for each other there and leave no dead versions
-// of the shared rows behind. A folder moves the pending rows into search_vocab: it
-// deletes them and adds their sums to the counts in one statement, so every snapshot
-// sees each change exactly once, in one table or the other, and a read sums both
-// (vocabularyNear). Folders take a try-lock, so at most one works at a time and the
+// The vocabulary typo correction reads (search_vocab, migrations 0004 and 0005), and the
+// index's terms that searches expand query words into (search_terms, 0006). Writers
+// never update their counts: Index and the search_docs_vocab trigger append one row per
+// word or term a document gains (+1) or loses (-1) to search_vocab_pending and
+// search_terms_pending, which conflict with nothing, so writers never wait for each
+// other there and leave no dead versions of the shared rows behind. A folder moves the
+// pending rows into the counts: it deletes them and adds their sums to the counts in
+// one statement per table, so every snapshot sees each change exactly once, in one
+// table or the other, and a read sums both (vocabularyNear, termsStarting). Folders take a try-lock, so at most one works at a time and the
 // others skip; each DB runs one in the background (vocabFolder), after every
 // foldAfter documents its transactions committed, and every foldEvery while any wait.
 
@@ -33,8 +34,9 @@ const (
 const vocabFoldLock int64 = 0x4d5249_564f43 // "MRI" "VOC"
 
 // foldPending moves every pending row its statement sees into search_vocab, in word
-// order, and answers how many rows it moved.
-const foldPending = `WITH folded AS (
+// order, and answers how many rows it moved; foldTerms does the same for search_terms.
+const (
+	foldPending = `WITH folded AS (
     DELETE FROM search_vocab_pending RETURNING word, delta
 ), sums AS (
     SELECT word, sum(delta)::int AS delta FROM folded GROUP BY word
@@ -44,6 +46,17 @@ const foldPending = `WITH folded AS (
     ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + excluded.docs
 )
 SELECT count(*) FROM folded`
+	foldTerms = `WITH folded AS (
+    DELETE FROM search_terms_pending RETURNING term, delta
+), sums AS (
+    SELECT term, sum(delta)::int AS delta FROM folded GROUP BY term
+), counted AS (
+    INSERT INTO search_terms (term, docs)
+    SELECT term, delta FROM sums WHERE delta <> 0 ORDER BY term
+    ON CONFLICT (term) DO UPDATE SET docs = search_terms.docs + excluded.docs
+)
+SELECT count(*) FROM folded`
+)
 
 // vocabularyNear is Vocabulary's query: the words from $1 (inclusive) to $2
 // (exclusive) of $3 to $4 letters held by documents, in word order, at most $5, each
@@ -57,10 +70,11 @@ const vocabularyNear = `SELECT word, sum(docs)::int FROM (
 // errFoldBusy is foldVocabulary's answer when another folder holds the lock.
 var errFoldBusy = errors.New("postgres: fold the search vocabulary: another folder is folding")
 
-// foldVocabulary moves the pending vocabulary changes into search_vocab, and then
-// vacuums the two tables so that their dead rows (the folded rows, the replaced counts)
-// do not pile up where autovacuum is off or slow. It answers how many pending rows it
-// folded, and errFoldBusy at once when another folder holds the lock.
+// foldVocabulary moves the pending vocabulary and term changes into search_vocab and
+// search_terms, and then vacuums the four tables so that their dead rows (the folded
+// rows, the replaced counts) do not pile up where autovacuum is off or slow. It answers
+// how many pending rows it folded, and errFoldBusy at once when another folder holds
+// the lock.
 func foldVocabulary(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	var n int64
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(t pgx.Tx) error {
@@ -71,7 +85,15 @@ func foldVocabulary(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 		if !mine {
 			return errFoldBusy
 		}
-		return t.QueryRow(ctx, foldPending).Scan(&n)
+		var words, terms int64
+		if err := t.QueryRow(ctx, foldPending).Scan(&words); err != nil {
+			return err
+		}
+		if err := t.QueryRow(ctx, foldTerms).Scan(&terms); err != nil {
+			return err
+		}
+		n = words + terms
+		return nil
 	})
 	if errors.Is(err, errFoldBusy) {
 		return 0, err
@@ -84,7 +106,7 @@ func foldVocabulary(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	}
 	// No truncation: it would take a lock that writers wait for. A table another
 	// VACUUM holds is skipped.
-	if _, err := pool.Exec(ctx, "VACUUM (TRUNCATE false, SKIP_LOCKED) search_vocab_pending, search_vocab"); err != nil {
+	if _, err := pool.Exec(ctx, "VACUUM (TRUNCATE false, SKIP_LOCKED) search_vocab_pending, search_vocab, search_terms_pending, search_terms"); err != nil {
 		return n, fmt.Errorf("postgres: vacuum the search vocabulary: %w", err)
 	}
 	return n, nil

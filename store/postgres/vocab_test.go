@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
@@ -32,7 +35,7 @@ func vocabCount(t *testing.T, db *DB, word string) int {
 	t.Helper()
 	n := 0
 	storetest.Read(t, db, func(rtx store.Tx) error {
-		near, err := keywordIndex{rtx.(*tx)}.Vocabulary(context.Background(), word)
+		near, err := (&keywordIndex{t: rtx.(*tx)}).Vocabulary(context.Background(), word)
 		for _, w := range near {
 			if w.Word == word {
 				n = w.Docs
@@ -43,14 +46,46 @@ func vocabCount(t *testing.T, db *DB, word string) int {
 	return n
 }
 
-// pendingRows counts the vocabulary changes not folded yet.
+// pendingRows counts the vocabulary and term changes not folded yet.
 func pendingRows(t *testing.T, db *DB) int {
 	t.Helper()
 	var n int
-	if err := db.pool.QueryRow(context.Background(), "SELECT count(*) FROM search_vocab_pending").Scan(&n); err != nil {
+	err := db.pool.QueryRow(context.Background(),
+		"SELECT (SELECT count(*) FROM search_vocab_pending) + (SELECT count(*) FROM search_terms_pending)").Scan(&n)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// termCounts returns the counts of search_terms plus their pending changes (those not
+// 0), and the documents holding each term as counted from search_docs' tsvectors.
+func termCounts(t *testing.T, db *DB) (got, want map[string]int) {
+	t.Helper()
+	read := func(query string) map[string]int {
+		rows, err := db.pool.Query(context.Background(), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (kv [2]any, err error) {
+			var term string
+			var n int
+			err = r.Scan(&term, &n)
+			return [2]any{term, n}, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, kv := range out {
+			m[kv[0].(string)] = kv[1].(int)
+		}
+		return m
+	}
+	got = read(`SELECT term, sum(docs)::int FROM (SELECT term, docs FROM search_terms
+    UNION ALL SELECT term, delta FROM search_terms_pending) AS t GROUP BY term HAVING sum(docs) <> 0`)
+	want = read("SELECT t, count(*)::int FROM search_docs, unnest(tsvector_to_array(tsv)) AS t GROUP BY t")
+	return got, want
 }
 
 // fold folds the vocabulary, failing the test on an error.
@@ -105,7 +140,8 @@ func TestVocabularyWritersDoNotWaitForEachOther(t *testing.T) {
 // TestVocabularyCountsStayExact: concurrent writers create, replace and delete
 // documents while folds run; the vocabulary counts each word's documents exactly,
 // whether its changes wait in search_vocab_pending or were folded, and a last fold
-// leaves nothing pending and search_vocab exact on its own.
+// leaves nothing pending and search_vocab exact on its own. The counts of the index's
+// terms (search_terms) stay exact alike.
 func TestVocabularyCountsStayExact(t *testing.T) {
 	db, _ := openTemp(t)
 	stopFolding(db)
@@ -193,6 +229,9 @@ func TestVocabularyCountsStayExact(t *testing.T) {
 				t.Errorf("%s: %s counts %d documents, want %d", when, word, got, want[word])
 			}
 		}
+		if got, want := termCounts(t, db); len(want) == 0 || !maps.Equal(got, want) {
+			t.Errorf("%s: search_terms counts %v, the documents hold %v", when, got, want)
+		}
 	}
 	wantCounts("changes pending")
 	if fold(t, db) == 0 {
@@ -264,8 +303,8 @@ func TestVocabularyFolding(t *testing.T) {
 			t.Errorf("fold beside another: %d rows, %v; want 0, %v", n, err, errFoldBusy)
 		}
 		other.Rollback(ctx)
-		if n := fold(t, db); n != 4 {
-			t.Errorf("fold folded %d rows, want 4", n)
+		if n := fold(t, db); n != 10 {
+			t.Errorf("fold folded %d rows, want 10 (4 words, 6 terms)", n)
 		}
 		if n := vocabCount(t, db, "customer"); n != 2 {
 			t.Errorf("customer counts %d, want 2", n)

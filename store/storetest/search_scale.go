@@ -86,8 +86,9 @@ func testDriverSearchAnyWordPages(t *testing.T, d *driverFixture) {
 }
 
 // testDriverSearchManyTermsUnderAPrefix: a word matches every indexed word starting
-// with it, however many there are (store/sqlite expands a word into the terms it
-// starts when they are few, and keeps it a prefix otherwise).
+// with it, however many there are (the drivers expand a word into the terms it starts
+// when they are few, and keep it a prefix otherwise), and no longer matches a word of
+// a document once the document is replaced or removed.
 func testDriverSearchManyTermsUnderAPrefix(t *testing.T, d *driverFixture) {
 	db, ctx := d.db, d.ctx
 	endings := "bcdfghjklm"
@@ -144,6 +145,20 @@ func testDriverSearchManyTermsUnderAPrefix(t *testing.T, d *driverFixture) {
 	Read(t, db, func(tx store.Tx) error {
 		if n := total(tx, "zorpa"); n != 11 {
 			t.Errorf("zorpa after a new term was written: total %d, want 11", n)
+		}
+		return nil
+	})
+	Write(t, db, func(tx store.Tx) error {
+		if err := tx.Unindex(ctx, "new"); err != nil {
+			return err
+		}
+		return tx.Index(ctx, searchDoc("z00", "table", "svc.db.s.z00", "quux", nil))
+	})
+	Read(t, db, func(tx store.Tx) error {
+		for word, want := range map[string]int{"zorpa": 9, "zorpan": 0, "zorpab": 0, "quux": 1} {
+			if n := total(tx, word); n != want {
+				t.Errorf("%s after a removal and a replacement: total %d, want %d", word, n, want)
+			}
 		}
 		return nil
 	})
