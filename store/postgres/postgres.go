@@ -16,8 +16,9 @@
 // after N" never skips one that commits late. Update stays optimistic on the stored
 // version. Read-only transactions run at REPEATABLE READ READ ONLY and see one snapshot.
 //
-// Writers append their changes to the search vocabulary's counts to a table of their
-// own, which a background folder moves into the counts (vocab.go). Where autovacuum is
+// Writers append their changes to the counts of the search vocabulary and of the
+// index's terms to tables of their own, which a background folder moves into the
+// counts (vocab.go). Where autovacuum is
 // off, a background upkeep vacuums and analyzes the catalog's tables by its thresholds
 // (upkeep.go). Close stops both.
 package postgres

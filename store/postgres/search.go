@@ -18,11 +18,13 @@ import (
 // Keyword search on search_docs (migrations/0001_init.sql): a tsvector over the stems
 // of the name (weight A), display name (B), description (C) and column words (D) with
 // a GIN index; search_vocab (0004) and search_vocab_pending (0005) hold the words typo
-// correction suggests (vocab.go).
+// correction suggests, and search_terms (0006) the index's terms, which a query word
+// is expanded into (vocab.go, termsStarting).
 //
 // Matching and ranking mirror store/sqlite's, so both drivers answer alike (the flow,
 // stop words, typo correction and relaxation are store.KeywordSearch's): a word group
-// matches when one of its stems starts a word ('order':* | 'ordr':*), and
+// matches when one of its stems starts a word ('order':* | 'ordr':*, sent as the whole
+// terms that start with them), and
 //
 //	20*matched + 4*tier + nameBonus + ts_rank('{0.05, 0.2, 0.6, 1.0}', tsv, query)
 //
@@ -49,13 +51,14 @@ const (
 )
 
 // Index adds or replaces the search document of an entity, with the stems of its
-// words, and records the changes to the vocabulary's counts. The filter fields
+// words, and records the changes to the counts of the vocabulary and of the terms. The filter fields
 // (service, tags, owners, domains) are stored lower-cased, so term filters compare
 // case-insensitively; the source keeps the original spelling. It is one statement that
 // answers nothing, so Pipeline can hold it back: the document's previous words are read
 // by the statement itself (every part of it sees the rows as they were before it), and
-// the words it gains (+1) and loses (-1) are appended to search_vocab_pending, which
-// no other writer waits for (vocab.go).
+// the words and terms it gains (+1) and loses (-1) are appended to
+// search_vocab_pending and search_terms_pending, which no other writer waits for
+// (vocab.go).
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
@@ -387,6 +390,18 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, stems [][]stri
 	return k.t.search(ctx, where, score, args, n, q, levels)
 }
 
+// pageQuery ranks the documents matching a filter (%[2]s) by a score (%[1]s) and
+// answers one page (LIMIT %[3]s OFFSET %[4]s), each hit with the count of documents
+// ranked. The ranking carries each document's id, FQN and score alone, never its source
+// or tsvector (OFFSET 0 keeps the planner from merging the inner query into the outer):
+// counting through a window over whole rows wrote every ranked row to a temporary file
+// (17 MB for 25,000 documents). The page's sources are read by id afterwards.
+const pageQuery = `SELECT r.id, d.kind, r.fqn, d.source, r.score, r.ranked FROM (
+    SELECT id, fqn, score, count(*) OVER () AS ranked FROM (
+        SELECT id, fqn, %[1]s AS score FROM search_docs%[2]s OFFSET 0
+    ) AS m ORDER BY score DESC, fqn, id LIMIT %[3]s OFFSET %[4]s
+) AS r JOIN search_docs d ON d.id = r.id ORDER BY r.score DESC, r.fqn, r.id`
+
 // countUpTo counts the documents matching filter up to the limit in parameter $limit.
 func countUpTo(filter string, limit int) string {
 	return "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs" + filter + " LIMIT $" + strconv.Itoa(limit) + ") c"
@@ -414,8 +429,7 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 	if q.Size > 0 {
 		need := max(q.From+q.Size, 1)
 		page := func(filter string, args params) ([]search.Hit, int, error) {
-			query := "SELECT id, kind, fqn, source, " + score + " AS score, count(*) OVER () FROM search_docs" + filter +
-				" ORDER BY score DESC, fqn, id LIMIT " + args.add(q.Size) + " OFFSET " + args.add(q.From)
+			query := fmt.Sprintf(pageQuery, score, filter, args.add(q.Size), args.add(q.From))
 			rows, err := t.tx.Query(ctx, query, args...)
 			if err != nil {
 				return nil, 0, fmt.Errorf("postgres: search: %w", err)
