@@ -51,9 +51,9 @@ const (
 )
 
 // Index adds or replaces the search document of an entity, with the stems of its
-// words, and records the changes to the counts of the vocabulary and of the terms. The filter fields
-// (service, tags, owners, domains) are stored lower-cased, so term filters compare
-// case-insensitively; the source keeps the original spelling. It is one statement that
+// words, and records the changes to the counts of the vocabulary and of the terms. The
+// filter fields (service, tags, owners, domains) are stored lower-cased, so term
+// filters compare case-insensitively; the source keeps the original spelling. It is one statement that
 // answers nothing, so Pipeline can hold it back: the document's previous words are read
 // by the statement itself (every part of it sees the rows as they were before it), and
 // the words and terms it gains (+1) and loses (-1) are appended to
@@ -98,7 +98,8 @@ UNION ALL
 SELECT t, -1 FROM old, doc, unnest(old.terms) AS t WHERE NOT t = ANY(doc.terms)`
 
 // Unindex removes an entity's search document; removing a missing one is not an error.
-// The search_docs_vocab trigger takes its words out of the vocabulary.
+// The search_docs_vocab trigger takes its words out of the vocabulary and its terms out
+// of search_terms.
 func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
@@ -243,7 +244,7 @@ type keywordIndex struct {
 // a word starting more terms stays a prefix.
 const maxPrefixTerms = 16
 
-// termsStarting is termsStarting's statement: the terms from $1 (inclusive) to $2
+// termsStartingQuery is termsStarting's statement: the terms from $1 (inclusive) to $2
 // (exclusive) some document holds, in term order, at most $3, each counted in
 // search_terms plus its pending deltas (migrations/0006).
 const termsStartingQuery = `SELECT term FROM (
