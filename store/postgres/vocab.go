@@ -33,29 +33,26 @@ const (
 // vocabFoldLock is the advisory lock key of the folder (pg_try_advisory_xact_lock).
 const vocabFoldLock int64 = 0x4d5249_564f43 // "MRI" "VOC"
 
-// foldPending moves every pending row its statement sees into search_vocab, in word
-// order, and answers how many rows it moved; foldTerms does the same for search_terms.
-const (
-	foldPending = `WITH folded AS (
-    DELETE FROM search_vocab_pending RETURNING word, delta
+// foldInto returns the statement that moves every pending row it sees
+// (<counts>_pending) into the counts table, in key order, and answers how many rows
+// it moved. Both names are the constants below, never caller text.
+func foldInto(counts, key string) string {
+	return fmt.Sprintf(`WITH folded AS (
+    DELETE FROM %[1]s_pending RETURNING %[2]s, delta
 ), sums AS (
-    SELECT word, sum(delta)::int AS delta FROM folded GROUP BY word
+    SELECT %[2]s, sum(delta)::int AS delta FROM folded GROUP BY %[2]s
 ), counted AS (
-    INSERT INTO search_vocab (word, docs)
-    SELECT word, delta FROM sums WHERE delta <> 0 ORDER BY word
-    ON CONFLICT (word) DO UPDATE SET docs = search_vocab.docs + excluded.docs
+    INSERT INTO %[1]s (%[2]s, docs)
+    SELECT %[2]s, delta FROM sums WHERE delta <> 0 ORDER BY %[2]s
+    ON CONFLICT (%[2]s) DO UPDATE SET docs = %[1]s.docs + excluded.docs
 )
-SELECT count(*) FROM folded`
-	foldTerms = `WITH folded AS (
-    DELETE FROM search_terms_pending RETURNING term, delta
-), sums AS (
-    SELECT term, sum(delta)::int AS delta FROM folded GROUP BY term
-), counted AS (
-    INSERT INTO search_terms (term, docs)
-    SELECT term, delta FROM sums WHERE delta <> 0 ORDER BY term
-    ON CONFLICT (term) DO UPDATE SET docs = search_terms.docs + excluded.docs
-)
-SELECT count(*) FROM folded`
+SELECT count(*) FROM folded`, counts, key)
+}
+
+// The fold statements of the vocabulary and of the terms.
+var (
+	foldPending = foldInto("search_vocab", "word")
+	foldTerms   = foldInto("search_terms", "term")
 )
 
 // vocabularyNear is Vocabulary's query: the words from $1 (inclusive) to $2
