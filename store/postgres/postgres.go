@@ -18,9 +18,8 @@
 //
 // Writers append their changes to the counts of the search vocabulary and of the
 // index's terms to tables of their own, which a background folder moves into the
-// counts (vocab.go). Where autovacuum is
-// off, a background upkeep vacuums and analyzes the catalog's tables by its thresholds
-// (upkeep.go). Close stops both.
+// counts (vocab.go). Where autovacuum is off, a background upkeep vacuums and analyzes
+// the catalog's tables by its thresholds (upkeep.go). Close stops both.
 package postgres
 
 import (

@@ -53,12 +53,12 @@ const (
 // Index adds or replaces the search document of an entity, with the stems of its
 // words, and records the changes to the counts of the vocabulary and of the terms. The
 // filter fields (service, tags, owners, domains) are stored lower-cased, so term
-// filters compare case-insensitively; the source keeps the original spelling. It is one statement that
-// answers nothing, so Pipeline can hold it back: the document's previous words are read
-// by the statement itself (every part of it sees the rows as they were before it), and
-// the words and terms it gains (+1) and loses (-1) are appended to
-// search_vocab_pending and search_terms_pending, which no other writer waits for
-// (vocab.go).
+// filters compare case-insensitively; the source keeps the original spelling. It is
+// one statement that answers nothing, so Pipeline can hold it back: the document's
+// previous words are read by the statement itself (every part of it sees the rows as
+// they were before it), and the words and terms it gains (+1) and loses (-1) are
+// appended to search_vocab_pending and search_terms_pending, which no other writer
+// waits for (vocab.go).
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
@@ -71,10 +71,11 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 }
 
 // indexDoc is Index's statement. The terms a document gains and loses are read from
-// its tsvector as it was (old) and as the statement writes it (doc's RETURNING).
+// its tsvector as it was (old, one row even for a new document) and as the statement
+// writes it (doc's RETURNING).
 const indexDoc = `WITH old AS (
-    SELECT COALESCE((SELECT vocab FROM search_docs WHERE id = $1), '{}'::text[]) AS words,
-           COALESCE((SELECT tsvector_to_array(tsv) FROM search_docs WHERE id = $1), '{}'::text[]) AS terms
+    SELECT COALESCE(d.vocab, '{}'::text[]) AS words, COALESCE(tsvector_to_array(d.tsv), '{}'::text[]) AS terms
+    FROM (SELECT 1) AS one LEFT JOIN search_docs d ON d.id = $1
 ), doc AS (
     INSERT INTO search_docs
     (id, kind, fqn, name_words, display_words, description_words, column_words, service, tags, owners, domains,
