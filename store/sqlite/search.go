@@ -334,7 +334,7 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	k := &keywordIndex{t: t, terms: map[string][]string{}}
 	if !t.writable {
 		// A write transaction's search sees its own uncommitted terms: it shares none.
-		k.view, k.shared = t.db.termsAt(ctx)
+		k.view, k.shared = t.termsAt(ctx)
 	}
 	return store.KeywordSearch(ctx, k, q)
 }

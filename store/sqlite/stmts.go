@@ -41,6 +41,7 @@ const (
 	stmtEvents
 	stmtEventsLimit
 	stmtSetting
+	stmtSearchGeneration
 	// stmtRelated is the first of 2*relatedPrepared variants; see relatedStmt.
 	stmtRelated
 )
@@ -108,6 +109,7 @@ var stmtSQL = func() [numStmts]string {
 	s[stmtEvents] = eventsSQL + " ORDER BY seq"
 	s[stmtEventsLimit] = eventsSQL + " ORDER BY seq LIMIT ?"
 	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
+	s[stmtSearchGeneration] = "SELECT n FROM search_generation WHERE id = 1"
 	for n := 1; n <= relatedPrepared; n++ {
 		s[relatedStmt(n, false)] = relatedSQL(n, false)
 		s[relatedStmt(n, true)] = relatedSQL(n, true)

@@ -9,24 +9,25 @@ import (
 const maxCachedStems = 4096
 
 // termCache keeps each query stem's FTS5 alternatives (termsStarting) across searches
-// while the database is unchanged. Reading them scans search_terms (fts5vocab), which
-// walks the whole document list of every term in range to count it: about 4 ms of a
-// search at 100,000 tables, for the same answer as the search before. Any commit to
-// the file, by this process or another, changes the data version and empties it.
+// while the keyword index is unchanged. Reading them scans search_terms (fts5vocab),
+// which walks the whole document list of every term in range to count it: about 4 ms
+// of a search at 100,000 tables, for the same answer as the search before. Any change
+// to the index, by this process or another, moves its generation and empties it;
+// commits that leave the index alone (a consumer's position, a billing entry) do not.
 type termCache struct {
 	mu      sync.Mutex
 	version int64
 	stems   map[string][]string
 }
 
-// termView is the term cache as one search sees it: the stems cached at the data
-// version read when the search began.
+// termView is the term cache as one search sees it: the stems cached at the index
+// generation its snapshot holds.
 type termView struct {
 	c       *termCache
 	version int64
 }
 
-// get returns the terms cached for stem, unless the version has moved on.
+// get returns the terms cached for stem, unless the generation has moved on.
 func (v termView) get(stem string) ([]string, bool) {
 	v.c.mu.Lock()
 	defer v.c.mu.Unlock()
@@ -37,8 +38,8 @@ func (v termView) get(stem string) ([]string, bool) {
 	return terms, ok
 }
 
-// put caches the terms of stem under the view's version; a no-op once the cache holds
-// a later version.
+// put caches the terms of stem under the view's generation; a no-op once the cache
+// holds a later one.
 func (v termView) put(stem string, terms []string) {
 	v.c.mu.Lock()
 	defer v.c.mu.Unlock()
@@ -51,14 +52,14 @@ func (v termView) put(stem string, terms []string) {
 	v.c.stems[stem] = terms
 }
 
-// termsAt returns the term cache's view for a search starting now. The data version is
-// read first, so terms read by the search are kept under a version no later than the
-// one they were read at. ok is false when the data version could not be read: the
-// search then shares nothing.
-func (db *DB) termsAt(ctx context.Context) (v termView, ok bool) {
-	version, err := db.dataVersionNumber(ctx)
-	if err != nil {
+// termsAt returns the term cache's view for the search t runs: the keyword index's
+// generation (migrations/0007) read in t's own snapshot, so the terms the search reads
+// are kept under the generation they were read at. ok is false when the generation
+// could not be read: the search then shares nothing.
+func (t *tx) termsAt(ctx context.Context) (v termView, ok bool) {
+	var generation int64
+	if err := t.queryRow(ctx, stmtSearchGeneration).Scan(&generation); err != nil {
 		return termView{}, false
 	}
-	return termView{c: &db.terms, version: version}, true
+	return termView{c: &t.db.terms, version: generation}, true
 }
