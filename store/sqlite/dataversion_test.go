@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/meridian-catalog/meridian/store"
@@ -13,17 +12,7 @@ import (
 // DataVersion; a read does not.
 func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	a, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openPair(t)
 	put := func(db *DB, v string) {
 		t.Helper()
 		tx, err := db.Begin(ctx, true)

@@ -17,19 +17,6 @@ func TestHeldFullTextRowsAnswerAsIfWritten(t *testing.T) {
 	doc := func(id, desc string) search.Doc {
 		return search.Doc{ID: id, Kind: "table", FQN: "svc.db.s." + id, Name: id, Description: desc, Source: []byte(`{}`)}
 	}
-	find := func(t *testing.T, tx store.Tx, word string) []string {
-		t.Helper()
-		res, err := tx.Search(ctx, search.Query{Terms: []string{word}, Strict: true, Size: 10})
-		if err != nil {
-			t.Fatalf("Search %s: %v", word, err)
-		}
-		var ids []string
-		for _, h := range res.Hits {
-			ids = append(ids, h.ID)
-		}
-		slices.Sort(ids)
-		return ids
-	}
 	tx, err := db.Begin(ctx, true)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +57,7 @@ func TestHeldFullTextRowsAnswerAsIfWritten(t *testing.T) {
 			{"refunds", []string{"a"}},
 			{"lost", nil},
 		} {
-			if got := find(t, tx, c.word); !slices.Equal(got, c.want) {
+			if got := findIDs(t, tx, c.word); !slices.Equal(got, c.want) {
 				t.Errorf("%s matches %q, want %q", c.word, got, c.want)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -13,6 +14,7 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/storetest"
 )
@@ -32,6 +34,36 @@ func openTemp(t *testing.T) (*DB, string) {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db, path
+}
+
+// openPair opens two DBs on one new file, as two processes would.
+func openPair(t *testing.T) (a, b *DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	for _, db := range []**DB{&a, &b} {
+		var err error
+		if *db, err = Open(context.Background(), path); err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { (*db).Close() })
+	}
+	return a, b
+}
+
+// findIDs returns the sorted ids of the documents tx's strict keyword search for word
+// finds (the first 10).
+func findIDs(t *testing.T, tx store.Tx, word string) []string {
+	t.Helper()
+	res, err := tx.Search(context.Background(), search.Query{Terms: []string{word}, Strict: true, Size: 10})
+	if err != nil {
+		t.Fatalf("Search %s: %v", word, err)
+	}
+	var ids []string
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func TestReaderConnectionsAreQueryOnly(t *testing.T) {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,17 +14,7 @@ import (
 // process), is seen by the next search, including a rolled-back one that must not be.
 func TestTermCacheFollowsTheKeywordIndex(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	a, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openPair(t)
 	write := func(db *DB, do func(tx *tx) error, commit bool) {
 		t.Helper()
 		w, err := db.Begin(ctx, true)
@@ -56,16 +45,7 @@ func TestTermCacheFollowsTheKeywordIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Rollback()
-		res, err := r.Search(ctx, search.Query{Terms: []string{word}, Strict: true, Size: 10})
-		if err != nil {
-			t.Fatalf("Search %s: %v", word, err)
-		}
-		var ids []string
-		for _, h := range res.Hits {
-			ids = append(ids, h.ID)
-		}
-		slices.Sort(ids)
-		return ids
+		return findIDs(t, r, word)
 	}
 	generation := func() int64 {
 		t.Helper()
