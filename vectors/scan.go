@@ -75,7 +75,7 @@ func (h minHeap) down(i int) {
 // nearest returns the keep rows passing match that score best against q, by their
 // int8 codes, in no order; on a large matrix only among those the sign pass lets
 // through.
-func (mat *matrix) nearest(q []float32, match func(*memRow) bool, keep int) []candidate {
+func (mat *matrix) nearest(q []float32, match func(i int) bool, keep int) []candidate {
 	n := len(mat.rows)
 	pass := max(keep*signOversample, n/signShare)
 	var rows []int
@@ -84,7 +84,7 @@ func (mat *matrix) nearest(q []float32, match func(*memRow) bool, keep int) []ca
 	} else {
 		rows = make([]int, 0, n)
 		for i := range mat.rows {
-			if match(&mat.rows[i]) {
+			if match(i) {
 				rows = append(rows, i)
 			}
 		}
@@ -108,14 +108,14 @@ func (mat *matrix) nearest(q []float32, match func(*memRow) bool, keep int) []ca
 
 // signPass returns the pass rows passing match that score best by their sign codes
 // (more when several tie with the last), in row order.
-func (mat *matrix) signPass(q []float32, match func(*memRow) bool, pass int) []int {
+func (mat *matrix) signPass(q []float32, match func(i int) bool, pass int) []int {
 	lut := make([]float32, 2048*mat.words)
 	signTable(q, lut)
 	n, w := len(mat.rows), mat.words
 	scores := make([]float32, n)
 	parallel(n, shards(n, shardRows), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if match(&mat.rows[i]) {
+			if match(i) {
 				scores[i] = mat.alphas[i] * signDot(lut, mat.signs[i*w:(i+1)*w])
 			} else {
 				scores[i] = float32(math.Inf(-1))
