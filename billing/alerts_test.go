@@ -1,6 +1,7 @@
 package billing_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,41 @@ func testAlertsOnce(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	evaluate()
+}
+
+// testAlertsAfterQuickDrains: Run evaluates spend drained less than a second after its
+// last evaluation, a second later, though nothing more is drained.
+func testAlertsAfterQuickDrains(t *testing.T, f *fixture) {
+	svc, err := billing.New(f.ctx, billing.Config{Driver: f.db, JournalDir: t.TempDir(), Plan: plan, Notifier: f.notifier,
+		Now: f.clock.Now, FlushInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	hook := collab.Destination{Type: collab.DestinationWebhook, Config: collab.DestinationConfig{Endpoint: newWebhook(t).URL}}
+	if _, err := svc.PutCreditAlert(f.ctx, admin, billing.CreditAlert{
+		Rules:        []billing.AlertRule{{Type: billing.RuleDailyCredits, Thresholds: []float64{5}}},
+		Destinations: []collab.Destination{hook}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { svc.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	spend := as(alice, billing.AppMCP, "c 1", "")
+	// The alert's change and the first spend are each evaluated at once (the second
+	// starts the second), below the threshold; the third spend crosses it.
+	for range 3 {
+		svc.Record(spend, billing.FeatureMCPToolCalls, "x", 2, nil)
+		time.Sleep(200 * time.Millisecond)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for f.notifier.count() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the threshold crossed by the third spend did not fire within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -180,16 +180,20 @@ func (s *Service) Prices() *PriceTable { return s.prices }
 func (s *Service) Plan() Plan { return s.plan }
 
 // Run drains the journal into the ledger every FlushInterval, reloads the budgets
-// (another node may change them) every 50 drains, and evaluates the credit alert after
-// a drain that moved entries (at most once a second) and every minute, until ctx ends;
-// then it drains once more.
+// (another node may change them) every 50 drains, and evaluates the credit alert once
+// entries were drained (at most once a second, so entries drained sooner are evaluated
+// a second after the last evaluation) and every minute, until ctx ends; then it drains
+// once more.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(s.flush)
 	defer flush.Stop()
 	alerts := time.NewTicker(alertTickEvery)
 	defer alerts.Stop()
 	ticks := 0
-	var evaluated time.Time
+	var (
+		evaluated time.Time
+		pending   bool // entries drained since the last evaluation
+	)
 	for {
 		select {
 		case <-ctx.Done():
@@ -209,9 +213,12 @@ func (s *Service) Run(ctx context.Context) {
 				s.log.Error("billing: drain failed", "err", err)
 				continue
 			}
-			if n > 0 && time.Since(evaluated) >= evaluateEvery {
+			// Entries drained within evaluateEvery of the last evaluation wait for a
+			// later tick, not for the next drain that moves some: there may be none.
+			pending = pending || n > 0
+			if pending && time.Since(evaluated) >= evaluateEvery {
 				s.evaluateLogged(ctx)
-				evaluated = time.Now()
+				evaluated, pending = time.Now(), false
 			}
 		case <-alerts.C:
 			s.evaluateLogged(ctx)

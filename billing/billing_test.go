@@ -34,6 +34,7 @@ func TestModule(t *testing.T) {
 		{"AnotherServerSeesTheBudgetsAndTheSpend", testTwoServers},
 		{"CreditAlertIsValidatedAndMasked", testAlertCRUD},
 		{"AlertsFireOncePerThresholdPerWindow", testAlertsOnce},
+		{"SpendDrainedSoonAfterAnEvaluationIsEvaluatedASecondLater", testAlertsAfterQuickDrains},
 		{"SpikeRunAndRunwayRules", testAlertRules},
 		{"ReportsMatchHandComputedFigures", testReports},
 		{"MCPUsage", testMCPUsage},

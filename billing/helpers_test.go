@@ -162,6 +162,13 @@ type recorder struct {
 	sent     []collab.Message
 }
 
+// count is how many messages were sent.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sent)
+}
+
 func (r *recorder) Notify(ctx context.Context, d collab.Destination, m collab.Message) (collab.Delivery, error) {
 	r.mu.Lock()
 	r.sent = append(r.sent, m)
