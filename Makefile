@@ -2,11 +2,12 @@
 # puts the `meridian` binary on the PATH; `make test` runs every check CI runs.
 GO       ?= go
 PREFIX   ?= /usr/local
-FUZZTIME ?= 10s
+FUZZTIME ?= 8s
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-# Fuzz targets as package:Target.
+# Fuzz targets as package:Target, each fuzzed FUZZTIME by make test (make fuzz FUZZTIME=5m
+# fuzzes each longer).
 FUZZ_TARGETS := .:FuzzSplitFQN .:FuzzParseEntityLink ./store:FuzzApplyPatch ./rest/elastic:FuzzParseQueryFilter ./rest/elastic:FuzzParseSearchQuery ./tools:FuzzToolCall ./rest:FuzzRequestsNeverFailInternally ./auth:FuzzVerifyNeverPanics
 FUZZ_TARGETS += ./queryrunner:FuzzConfigBodies ./queryrunner/sqlcheck:FuzzCheck ./rest:FuzzQueryRunnerConfigRequests ./rest:FuzzQueryRunnerRunRequests
 FUZZ_TARGETS += ./collab/events:FuzzMatches ./collab/events:FuzzParseNetworks
@@ -31,7 +32,11 @@ install: build
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	install -m 0755 bin/meridian "$(DESTDIR)$(PREFIX)/bin/meridian"
 
-test: lint unit e2e-postgres fuzz
+# test lints while deps installs and starts the components (one compiles, the other
+# mostly waits on downloads and start-ups), then runs the tests.
+test:
+	$(MAKE) --no-print-directory -j2 lint deps
+	$(MAKE) --no-print-directory unit e2e-postgres fuzz
 
 lint:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*')); \

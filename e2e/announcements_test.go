@@ -10,6 +10,7 @@ import (
 // (a new version each time), soft-deleted, restored and hard-deleted; its times and its
 // entity link are checked.
 func TestAnnouncementLifecycle(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := s.admin
 	sch, _ := hierarchy(t, c, "ann", "db", "sch")
@@ -63,6 +64,7 @@ func TestAnnouncementLifecycle(t *testing.T) {
 // at an existing entity, and the required fields are required; a consumer may read but
 // not create.
 func TestAnnouncementRules(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := s.admin
 	sch, _ := hierarchy(t, c, "annr", "db", "sch")

@@ -19,6 +19,7 @@ func notABot(p *principal) *response {
 }
 
 func TestAuthCacheSeesChangesOnTheSameServerAtOnce(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	warm := func(p *principal) {
 		t.Helper()

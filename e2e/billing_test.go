@@ -174,6 +174,7 @@ func TestBillingBudgetsAreEnforcedOverRESTAndMCP(t *testing.T) {
 // TestBillingMetersTheTypeScriptSDK: the official TypeScript SDK's clientInfo names
 // the source of its calls, and a ceiling refuses its call with isError.
 func TestBillingMetersTheTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	m := requireMCPClients(t)
 	s := startServer(t)
 	// A user ceiling: the indexer's embeddings (the system's spend) do not count.

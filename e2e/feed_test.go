@@ -12,6 +12,7 @@ import (
 )
 
 func TestFeedRefusesAnnouncementsBlankAboutAndOtherTaskTypes(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	const moved = "Announcements are no longer served from /v1/feed. Use /v1/announcements instead."
 	expectError(t, w.alice.c.do("GET", "/api/v1/feed?type=Announcement", nil, nil), 400, moved)
@@ -31,6 +32,7 @@ func TestFeedRefusesAnnouncementsBlankAboutAndOtherTaskTypes(t *testing.T) {
 }
 
 func TestFeedConversationsPostsReactionsAndWindow(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	th := w.alice.c.must(http.StatusCreated, "POST", "/api/v1/feed", map[string]any{"message": "Is note free text?", "about": w.link})
 	id := str(th["id"])
@@ -65,6 +67,7 @@ func TestFeedConversationsPostsReactionsAndWindow(t *testing.T) {
 }
 
 func TestFeedLegacyTaskThreadsResolveAndClose(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	column := "<#E::table::svc.db.sch.orders::columns::note::description>"
 	th := w.alice.c.must(http.StatusCreated, "POST", "/api/v1/feed", map[string]any{"message": "Describe note", "about": column, "type": "Task",

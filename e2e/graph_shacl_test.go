@@ -15,6 +15,7 @@ const shaclTitled = `@prefix sh: <http://www.w3.org/ns/shacl#> .
   sh:property [ sh:path dct:title ; sh:minCount 1 ; sh:message "a table needs a display name" ] .`
 
 func TestShaclShapesAndValidationEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	reader, _, mart := graphFixture(t, s)
 	c := s.admin

@@ -31,6 +31,7 @@ func sparqlGet(c *client, q string, headers map[string]string) *response {
 }
 
 func TestGraphSPARQLProtocolOverREST(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	reader, raw, mart := graphFixture(t, s)
 	upstream := `SELECT ?f WHERE { ?m dct:identifier "` + str(mart["fullyQualifiedName"]) + `" ; prov:wasDerivedFrom+ ?u . ?u dct:identifier ?f }`
@@ -189,6 +190,7 @@ func mcpTool(t *testing.T, c *client, name string, args map[string]any) (map[str
 }
 
 func TestGraphToolsOverMCP(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	reader, raw, mart := graphFixture(t, s)
 	eventually(t, 5*time.Second, "the tag is in the graph", func() bool {

@@ -232,6 +232,7 @@ func TestSlowAuthenticatedBodyTimesOut(t *testing.T) {
 // TestMetricsLabelsComeFromAFixedSet: invented methods and paths, without a token, do
 // not grow /metrics.
 func TestMetricsLabelsComeFromAFixedSet(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	anon := s.client(t, "")
 	for i := range 40 {
@@ -270,6 +271,7 @@ func mcpHeaders(extra ...string) map[string]string {
 // TestMCPOversizedBodyIs413: a body beyond 9 MiB is 413, announced or chunked, with a
 // JSON-RPC error, not a 400 parse error.
 func TestMCPOversizedBodyIs413(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), bytes.Repeat([]byte("a"), 10<<20)...)
 	big = append(big, `"}}`...)
@@ -306,6 +308,7 @@ func wantMCP413(t *testing.T, r *response) {
 // the Origin check nor move the WWW-Authenticate metadata URL, unless the peer is a
 // proxy named in --trusted-proxies.
 func TestMCPForwardedHeadersNeedATrustedProxy(t *testing.T) {
+	t.Parallel()
 	forged := []string{"Origin", "https://evil.example", "X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https"}
 	for _, c := range []struct {
 		name          string
@@ -345,6 +348,7 @@ func TestMCPForwardedHeadersNeedATrustedProxy(t *testing.T) {
 // TestHTTPServerErrorsAreJSON: the answers net/http gives before any handler, and the
 // MCP library's plain-text refusals, are {code, message} JSON like every other error.
 func TestHTTPServerErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	bearer := "Authorization: Bearer " + s.adminToken + "\r\n"
 	for _, c := range []struct {
@@ -400,6 +404,7 @@ func TestClientHangUpIsCounted499(t *testing.T) {
 // control characters or bytes that are not UTF-8 are refused with a 400 naming the
 // field, over REST and MCP.
 func TestNamesRefuseInvisibleAndInvalidCharacters(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	schemaFQN, _ := hierarchy(t, s.admin, "names_svc", "names_db", "names_sch")
 	for _, c := range []struct {

@@ -37,6 +37,7 @@ func requireRedocly(t *testing.T) (node, redocly, dir string) {
 var lintProblem = regexp.MustCompile(`(?m)^\s*\d+:\d+\s+(error|warning)\s+\S+`)
 
 func TestOpenAPILintsClean(t *testing.T) {
+	t.Parallel()
 	node, redocly, dir := requireRedocly(t)
 	s := startServer(t)
 

@@ -79,6 +79,7 @@ func waitJob(t *testing.T, c *client, id string) map[string]any {
 // real PostgreSQL database, team configs for the team's owner, the 2.0.2 ownership
 // bugs refused, saved queries, and the admin delete cascade.
 func TestQueryRunnerConfigs(t *testing.T) {
+	t.Parallel()
 	q := newQRServer(t)
 	s, admin, alice, bob, carol := q.s, q.s.admin, q.alice.c, q.bob.c, q.carol.c
 	svc := "?service=" + q.serviceName
@@ -205,6 +206,7 @@ func TestQueryRunnerConfigs(t *testing.T) {
 
 // TestQueryRunnerAnswersMaskSecrets checks every config answer for the passwords sent.
 func TestQueryRunnerAnswersMaskSecrets(t *testing.T) {
+	t.Parallel()
 	q := newQRServer(t)
 	admin, alice := q.s.admin, q.alice.c
 	svc := "?service=" + q.serviceName
@@ -254,6 +256,7 @@ func strs(v any) []string {
 // TestQueryRunnerRefreshToken refreshes an OAuth user config through the binary against
 // a fake token endpoint (the outside world, an httptest server in this process).
 func TestQueryRunnerRefreshToken(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var grants []string
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -42,6 +42,7 @@ func qrWait(t *testing.T, c *client, id string) map[string]any {
 }
 
 func TestQueryRunnerRunsReadOnlyQueries(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	pg := dbtest.Postgres(t)
 	my := dbtest.MySQL(t)

@@ -68,6 +68,7 @@ func readmeBlocks(t *testing.T) (run []string, skipped int) {
 // Every curl fails on an answer that is not 2xx (--fail-with-body), and any failing
 // command fails the test.
 func TestREADMERunsAsPasted(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
@@ -122,6 +123,7 @@ func TestREADMERunsAsPasted(t *testing.T) {
 // TestMakeRunStopsWithMake: `make run` execs the server, so stopping make by its PID
 // stops the server too.
 func TestMakeRunStopsWithMake(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"make", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			msg := tool + " is not on PATH; make run needs it"

@@ -115,6 +115,7 @@ func (s *server) bot(t *testing.T, name string) (*client, string) {
 func config(e map[string]any) map[string]any { return object(object(e["connection"])["config"]) }
 
 func TestSecretsAreMaskedForEveryHumanAndNeverStoredInClear(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	consumer := s.user(t, "dora", "DataConsumer")
 	svc := s.admin.must(http.StatusCreated, "POST", "/api/v1/services/databaseServices",
@@ -161,6 +162,7 @@ func TestSecretsAreMaskedForEveryHumanAndNeverStoredInClear(t *testing.T) {
 }
 
 func TestOnlyBotsAnAdminGrantedSeeSecrets(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	steward := s.user(t, "stew", "DataSteward")
 	svc := s.admin.must(http.StatusCreated, "POST", "/api/v1/services/databaseServices",
@@ -227,6 +229,7 @@ func TestOnlyBotsAnAdminGrantedSeeSecrets(t *testing.T) {
 }
 
 func TestLookalikeAndDamagedSecretsNeverBreakTheCollection(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	granted, botID := s.bot(t, "ingestion-bot")
 	s.admin.must(http.StatusOK, "PUT", "/api/v1/bots/"+botID+"/secretsAccess", nil)
@@ -278,6 +281,7 @@ func TestLookalikeAndDamagedSecretsNeverBreakTheCollection(t *testing.T) {
 }
 
 func TestMCPGetEntityDetailsMasksSecrets(t *testing.T) {
+	t.Parallel()
 	m := requireMCPClients(t)
 	s := startServer(t)
 	consumer := s.user(t, "dora", "DataConsumer")

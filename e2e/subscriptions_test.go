@@ -48,6 +48,7 @@ func statusOf(t *testing.T, c *client, id string) map[string]any {
 // the failure, and once the receiver is back it gets every event once, in order. The
 // secret is masked in every answer.
 func TestSubscriptionWebhookDeliveryWithSignaturesAndRetries(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	c := s.admin
 	sch, _ := hierarchy(t, c, "hooks", "db", "sch")
@@ -88,6 +89,7 @@ func TestSubscriptionWebhookDeliveryWithSignaturesAndRetries(t *testing.T) {
 // TestSubscriptionDeliveryResumesAfterRestart: events queued for a receiver that is
 // down survive a crash of the server and are delivered by the restarted one.
 func TestSubscriptionDeliveryResumesAfterRestart(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	sch, _ := hierarchy(t, s.admin, "resume", "db", "sch")
 	r := eventstest.NewReceiver(t, "k")
@@ -112,6 +114,7 @@ func TestSubscriptionDeliveryResumesAfterRestart(t *testing.T) {
 // by names, literally: not a sibling sharing a prefix, and a regex-looking filter is no
 // pattern.
 func TestSubscriptionFQNFilterIsLiteral(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	c := s.admin
 	svc := c.must(http.StatusCreated, "POST", "/api/v1/services/databaseServices", map[string]any{"name": "fq", "serviceType": "Mysql"})
@@ -147,6 +150,7 @@ func TestSubscriptionFQNFilterIsLiteral(t *testing.T) {
 // TestSubscriptionEmailThroughSMTP: an e-mail destination sends each matching event to
 // its receivers through the configured SMTP server (a Go sink).
 func TestSubscriptionEmailThroughSMTP(t *testing.T) {
+	t.Parallel()
 	sink := eventstest.NewSMTPSink(t)
 	s := startServerWith(t, "--smtp-host", sink.Host, "--smtp-port", strconv.Itoa(sink.Port), "--smtp-from", "catalog@example.com")
 	c := s.admin
@@ -165,6 +169,7 @@ func TestSubscriptionEmailThroughSMTP(t *testing.T) {
 // error of each destination; only admins may call it; bad bodies are 400; without an
 // allowance the server refuses to reach loopback addresses.
 func TestTestDestination(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	c := s.admin
 	up := eventstest.NewReceiver(t, "test-secret")
@@ -213,6 +218,7 @@ func TestTestDestination(t *testing.T) {
 // TestSubscriptionsStandardOperationsAndAdminOnlyWrites: subscriptions are versioned
 // entities with the standard operation set; only admins write them; bad ones are 400.
 func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	c := s.admin
 	r := eventstest.NewReceiver(t, "x")
@@ -268,6 +274,7 @@ func TestSubscriptionsStandardOperationsAndAdminOnlyWrites(t *testing.T) {
 // TestEventsCarryLineageKindsAndTheRecursiveFlag: GET /api/v1/events lists the lineage
 // events, and a cascade delete records one event for its root, marked recursive.
 func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := s.admin
 	sch, schID := hierarchy(t, c, "ev", "db", "sch")
@@ -313,6 +320,7 @@ func TestEventsCarryLineageKindsAndTheRecursiveFlag(t *testing.T) {
 // port closed) and one whose receiver hangs hold back neither the writers nor a healthy
 // subscription.
 func TestSubscriptionDeadReceiverBlocksNobody(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, loopbackArgs...)
 	c := s.admin
 	sch, _ := hierarchy(t, c, "iso", "db", "sch")
@@ -340,6 +348,7 @@ func TestSubscriptionDeadReceiverBlocksNobody(t *testing.T) {
 // webhooks, delivery to one fails for good at once: the subscription shows it and lists
 // the event given up (admins only).
 func TestSubscriptionFailedEventsAreListed(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := s.admin
 	sch, _ := hierarchy(t, c, "fail", "db", "sch")

@@ -62,6 +62,7 @@ func noteDescription(tbl map[string]any) any {
 }
 
 func TestSuggestionAcceptAppliesThenResolvesAndRejectChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	task := w.suggest(t, w.alice.c, "Free text from the customer.", "bob")
 	if task["name"] != "TASK-00001" || task["status"] != "Open" || object(task["createdBy"])["name"] != "alice" || task["category"] != "MetadataUpdate" {
@@ -119,6 +120,7 @@ func TestSuggestionAcceptAppliesThenResolvesAndRejectChangesNothing(t *testing.T
 }
 
 func TestTaskCreatorCannotApproveTheirOwnTask(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	own := w.suggest(t, w.alice.c, "Mine.", "alice")
 	id := str(own["id"])
@@ -140,6 +142,7 @@ func TestTaskCreatorCannotApproveTheirOwnTask(t *testing.T) {
 }
 
 func TestTaskOperationsWithoutPolicyAre403(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	body := map[string]any{"type": "Suggestion", "about": w.link, "assignees": []any{"bob"},
 		"payload": map[string]any{"fieldPath": "description", "suggestionType": "SuggestDescription", "suggestedValue": "x"}}
@@ -167,6 +170,7 @@ func TestTaskOperationsWithoutPolicyAre403(t *testing.T) {
 }
 
 func TestTaskBulkAcceptAllAndRejectAll(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	w.suggest(t, w.alice.c, "First.", "bob")
 	w.s.admin.must(http.StatusCreated, "POST", "/api/v1/classifications", map[string]any{"name": "PII", "description": "Personal data"})
@@ -200,6 +204,7 @@ func TestTaskBulkAcceptAllAndRejectAll(t *testing.T) {
 }
 
 func TestTaskListsFilterAndWindow(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	w.suggest(t, w.alice.c, "a", "bob")
 	w.suggest(t, w.alice.c, "b", "carol")
@@ -232,6 +237,7 @@ func TestTaskListsFilterAndWindow(t *testing.T) {
 }
 
 func TestOpenAPIListsTheTaskAndFeedEndpoints(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	doc := s.client(t, "").must(http.StatusOK, "GET", "/api/v1/openapi.json", nil)
 	paths := object(doc["paths"])
@@ -279,6 +285,7 @@ func TestOpenAPIListsTheTaskAndFeedEndpoints(t *testing.T) {
 // token is checked: carol joins after her token was issued and is seen at once; dave,
 // outside the team, is refused.
 func TestTaskAssignedToATeamIsResolvedByAMember(t *testing.T) {
+	t.Parallel()
 	w := newTaskWorld(t)
 	dave := w.s.user(t, "dave", "DataConsumer")
 	team := w.s.admin.must(http.StatusCreated, "POST", "/api/v1/teams", map[string]any{"name": "stewards", "teamType": "Group"})

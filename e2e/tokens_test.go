@@ -9,6 +9,7 @@ import (
 // token issued to carol stops working when carol is hard-deleted, and does not come back
 // to life for a new user who takes the name carol (issue 8, item 5).
 func TestTokenBelongsToAUserNotToAName(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	old := s.user(t, "carol", "DataConsumer")
 	if uid := jwtPayload(t, old.token)["uid"]; uid != old.id {
