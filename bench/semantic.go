@@ -106,6 +106,11 @@ func benchSemantic(ctx context.Context, c config, driver, bin, tmp string, logf 
 		res.failed = "waiting for the consumers: " + oneLine(err.Error())
 		return res
 	}
+	if waited, err := srv.settle(ctx); err != nil {
+		logf("%s semantic: timing anyway: %v", driver, err)
+	} else {
+		logf("%s semantic: the server settled %s after the consumers caught up", driver, waited.Round(time.Second))
+	}
 
 	k := c.samples + warmups(c.samples)
 	qs := questions(k, c.seed)

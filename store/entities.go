@@ -152,7 +152,8 @@ func (s *Entities) CreateOrUpdate(ctx context.Context, p *meridian.Principal, ki
 	})
 }
 
-// Get reads an entity. Errors: EInvalid (bad fields or FQN), ENotFound.
+// Get reads an entity; the answer is the caller's own copy. Errors: EInvalid (bad fields or
+// FQN), EForbidden (the caller may not view it), ENotFound.
 func (s *Entities) Get(ctx context.Context, p *meridian.Principal, kind string, key Key, o GetOptions) (meridian.Entity, error) {
 	k, err := s.reg.Lookup(kind)
 	if err != nil {

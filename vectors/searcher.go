@@ -147,9 +147,8 @@ func (s *Searcher) Sources(ctx context.Context, p *meridian.Principal, hits []se
 				errs[i] = err
 				return
 			}
-			src := e.Clone()
-			src["entityType"] = h.Kind
-			if h.Source, errs[i] = json.Marshal(src); errs[i] == nil {
+			e["entityType"] = h.Kind // Get's answer is the caller's own copy
+			if h.Source, errs[i] = json.Marshal(e); errs[i] == nil {
 				read[i] = h
 			}
 		})
