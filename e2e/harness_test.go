@@ -7,6 +7,10 @@
 // every CLI call; without it the embedded SQLite store is used. Set
 // MERIDIAN_E2E_BINARY to test a prebuilt binary instead of building ./cmd/meridian.
 // TestExpiredTokenIs401 waits a minute and runs only when MERIDIAN_E2E_SLOW is set.
+//
+// Every other test calls t.Parallel() but those that assert a timing a loaded machine would
+// break (slow bodies, connection floods, hang-ups, cross-server freshness): those run
+// first, alone.
 package e2e
 
 import (
