@@ -37,9 +37,9 @@ import (
 // Elasticsearch's match_all), in FQN order.
 const (
 	bm25Weights = "10.0, 8.0, 3.0, 1.0"
-	tierScore   = `CASE WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 4
- WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3
- WHEN d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2 ELSE 1 END`
+	tierScore   = `CASE WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 4
+ WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3
+ WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2 ELSE 1 END`
 	nameBonus    = `CASE WHEN d.name_words = ? THEN 2 WHEN substr(d.name_words, 1, length(?)) = ? THEN 1 ELSE 0 END`
 	groupMatched = `(d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?))`
 )
@@ -431,14 +431,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		}
 	}
 	if q.Size > 0 && q.From < res.Total {
-		// The page is chosen on the scores alone, and only its rows' sources are read:
-		// SQLite's sorter would otherwise carry every matching document's source
-		// (several KB each, on overflow pages) to keep the best few.
-		score, scoreArgs := scoring(groups, terms, all, levels)
-		query := "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT d.seq AS seq, " + score + " AS score, d.fqn AS fqn, d.id AS id" +
-			from + filter + " ORDER BY score DESC, d.fqn, d.id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq" +
-			" ORDER BY p.score DESC, p.fqn, p.id"
-		rows, err := t.tx.QueryContext(ctx, query, append(append(scoreArgs, pageArgs...), q.Size, q.From)...)
+		rows, err := t.page(ctx, q, groups, terms, all, levels, from+filter, pageArgs)
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
 		}
@@ -455,6 +448,29 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		}
 	}
 	return res, nil
+}
+
+// page reads one page of hits: the ids and scores of the page's documents are chosen
+// first, and only their sources are read, as SQLite's sorter would otherwise carry
+// every matching document's source (several KB each, on overflow pages) to keep the
+// best few. from is the FROM and WHERE clauses of the matching documents, with args.
+//
+// Without words every document scores 1, and the page is in FQN order, which the
+// index on (kind, fqn) gives without a sort. With words, the parts of each document's
+// score (scoring) are computed once, in a subquery that OFFSET 0 keeps SQLite from
+// flattening into the ranking: the ranking uses BM25 and the words matched twice each,
+// and each use would cost FTS5 another call.
+func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, from string, args []any) (*sql.Rows, error) {
+	if matchExpr(terms, true, "") == "" {
+		return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, 1.0 FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id"+
+			from+" ORDER BY d.fqn, d.id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq ORDER BY p.fqn, p.id",
+			slices.Concat(args, []any{q.Size, q.From})...)
+	}
+	sc := scoring(groups, terms, all, levels)
+	return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT seq, fqn, id, "+sc.score+
+		" AS score FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id, "+sc.parts+from+" LIMIT -1 OFFSET 0)"+
+		" ORDER BY score DESC, fqn, id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq ORDER BY p.score DESC, p.fqn, p.id",
+		slices.Concat(sc.scoreArgs, sc.partArgs, args, []any{q.Size, q.From})...)
 }
 
 // narrow picks the documents an any-word page can come from: the first of
@@ -479,18 +495,25 @@ func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count stri
 	return nil, nil
 }
 
-// scoring returns the ranking expression of a page (see Ranking) and its arguments, for
-// the query's stems (groups, for the name bonus) and FTS5 terms. No terms score 1.
+// score is a page's ranking (see Ranking) in two parts: parts, the select-list columns
+// m (the words matched), bonus and b (BM25) of each matching document, with partArgs;
+// and score, the ranking expression over those columns and seq, with scoreArgs. The
+// tier is in score: only a document holding every word can have a tier above 1, so
+// its full-text subqueries run only when some document does.
+type score struct {
+	parts, score        string
+	partArgs, scoreArgs []any
+}
+
+// scoring returns the ranking of a page for the query's stems (groups, for the name
+// bonus) and FTS5 terms, which hold some word.
 //
 // When narrow chose a level, the page's MATCH expression is the OR of every level-group
 // subset of terms: BM25 sums over the expression's phrases, and FTS5 counts a phrase
 // only in the subsets that match, so a document holding j groups has each of its
 // phrases counted C(j-1, level-1) times. Dividing by that gives the whole
 // expression's BM25, so a page's scores do not depend on narrowing. levels are narrow's.
-func scoring(groups, terms [][]string, all bool, levels []string) (string, []any) {
-	if matchExpr(terms, true, "") == "" {
-		return "1.0", nil
-	}
+func scoring(groups, terms [][]string, all bool, levels []string) score {
 	matched := fmt.Sprint(len(terms))
 	var matchedArgs []any
 	level := 0
@@ -514,25 +537,25 @@ func scoring(groups, terms [][]string, all bool, levels []string) (string, []any
 		}
 		matched = strings.Join(each, " + ")
 	}
-	bm := "bm25(search_fts, " + bm25Weights + ")"
-	var bmArgs []any
+	bm := "b"
 	if level > 0 {
 		var cases strings.Builder
 		for j := level; j <= len(terms); j++ {
 			fmt.Fprintf(&cases, " WHEN %d THEN %d.0", j, binomial(j-1, level-1))
 		}
-		bm = "(" + bm + " / (CASE " + matched + cases.String() + " END))"
-		bmArgs = matchedArgs
+		bm = "(b / (CASE m" + cases.String() + " END))"
 	}
 	phrase := make([]string, len(groups))
 	for i, g := range groups {
 		phrase[i] = g[0]
 	}
 	p := strings.Join(phrase, " ")
-	args := slices.Concat(matchedArgs,
-		[]any{matchExpr(terms, true, "{name}"), matchExpr(terms, true, "{name display}"), matchExpr(terms, true, "{name display description}"), p, p, p},
-		bmArgs, bmArgs)
-	return "(20 * (" + matched + ") + 4 * (" + tierScore + ") + (" + nameBonus + ") + (-" + bm + ") / (1.0 - " + bm + "))", args
+	return score{
+		parts:     "(" + matched + ") AS m, (" + nameBonus + ") AS bonus, bm25(search_fts, " + bm25Weights + ") AS b",
+		partArgs:  slices.Concat(matchedArgs, []any{p, p, p}),
+		score:     fmt.Sprintf("(20 * m + 4 * (CASE WHEN m < %d THEN 1 ELSE %s END) + bonus + (-%s) / (1.0 - %s))", len(terms), tierScore, bm, bm),
+		scoreArgs: []any{matchExpr(terms, true, "{name}"), matchExpr(terms, true, "{name display}"), matchExpr(terms, true, "{name display description}")},
+	}
 }
 
 // binomial is n choose r.
