@@ -32,7 +32,8 @@ import (
 // matches in the name, 3 in the name or display name, 2 in those or the description,
 // 1 otherwise. nameBonus is 2 when the name's words equal the query's words, 1 when
 // they start with them. ts_rank is below 1, so it orders hits only within a tier and
-// bonus. A query without words scores 1. Ties are broken by FQN (byte order), then id.
+// bonus. A query without words scores 1 (matchAll). Ties are broken by FQN (byte
+// order), then id.
 //
 // When a single word matches nothing at all, even corrected, a search that is not
 // Strict falls back to
@@ -362,7 +363,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, stems [][]stri
 		return search.Result{}, err
 	}
 	if len(stems) == 0 {
-		return k.t.search(ctx, where, "1.0::float8", args, len(args), q, nil)
+		return k.t.matchAll(ctx, where, args, q)
 	}
 	groups, err := k.operands(ctx, stems)
 	if err != nil {
@@ -403,6 +404,41 @@ const pageQuery = `SELECT r.id, d.kind, r.fqn, d.source, r.score, r.ranked FROM 
         SELECT id, fqn, %[1]s AS score FROM search_docs%[2]s OFFSET 0
     ) AS m ORDER BY score DESC, fqn, id LIMIT %[3]s OFFSET %[4]s
 ) AS r JOIN search_docs d ON d.id = r.id ORDER BY r.score DESC, r.fqn, r.id`
+
+// matchAllPage answers a page of a search without words (%[1]s the filter, then LIMIT
+// and OFFSET): every document scores 1, in FQN order, which the search_docs_fqn index
+// (migrations/0008) gives without ranking every document, as pageQuery would.
+const matchAllPage = `SELECT id, kind, fqn, source, 1.0::float8 FROM search_docs%[1]s ORDER BY fqn, id LIMIT %[2]s OFFSET %[3]s`
+
+// matchAll answers a search without words: the page q asks for, in FQN order, the
+// count of the documents matching where (whose parameters are args) and the
+// aggregations q asks for.
+func (t *tx) matchAll(ctx context.Context, where []string, args params, q search.Query) (search.Result, error) {
+	filter := " WHERE " + strings.Join(where, " AND ")
+	res := search.Result{Hits: []search.Hit{}}
+	if err := t.count(ctx, filter, args, q, &res); err != nil {
+		return search.Result{}, err
+	}
+	if q.Size > 0 && q.From < res.Total {
+		pageArgs := slices.Clone(args)
+		rows, err := t.tx.Query(ctx, fmt.Sprintf(matchAllPage, filter, pageArgs.add(q.Size), pageArgs.add(q.From)), pageArgs...)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
+		}
+		res.Hits, err = rowscan.All(rows, rowscan.SearchHit)
+		rows.Close()
+		if err != nil {
+			return search.Result{}, fmt.Errorf("postgres: search: %w", err)
+		}
+	}
+	if len(q.Aggregations) > 0 {
+		var err error
+		if res.Aggregations, err = t.aggregate(ctx, q, res.Total, where, args); err != nil {
+			return search.Result{}, err
+		}
+	}
+	return res, nil
+}
 
 // countUpTo counts the documents matching filter up to the limit in parameter $limit.
 func countUpTo(filter string, limit int) string {
