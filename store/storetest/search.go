@@ -1,10 +1,12 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,6 +184,44 @@ func testSearchKinds(t *testing.T, f *Fixture) {
 	_, err := f.E.Search(f.Ctx, f.Admin, words("orders", "table", "nonsense"))
 	WantCode(t, err, meridian.EInvalid)
 	WantMessage(t, err, "Unknown entity type nonsense")
+}
+
+// testSearchWithoutWords: a search without words matches every document of its kinds
+// with score 1, in FQN order across kinds, page after page, with the total of them.
+func testSearchWithoutWords(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	f.Create("dashboardService", `{"name":"looker","serviceType":"Looker"}`)
+	var want []search.Hit
+	add := func(kind string, e meridian.Entity) {
+		want = append(want, search.Hit{ID: e.ID(), Kind: kind, FQN: e.FQN()})
+	}
+	for _, n := range []string{"t_d", "t_b", "t_f"} {
+		add("table", f.Table(n, `[{"name":"id","dataType":"BIGINT"}]`))
+	}
+	for _, n := range []string{"d_e", "d_a", "d_c"} {
+		add("dashboard", f.Create("dashboard", `{"name":"`+n+`","service":"looker"}`))
+	}
+	f.Create("glossary", `{"name":"g_a","description":"not searched"}`)
+	slices.SortFunc(want, func(a, b search.Hit) int { return cmp.Or(cmp.Compare(a.FQN, b.FQN), cmp.Compare(a.ID, b.ID)) })
+	for _, kinds := range [][]string{{"table", "dashboard"}, {"dashboard", "table", "dashboard"}} {
+		var got []search.Hit
+		for from := 0; from < len(want)+2; from += 2 {
+			res := f.Search(search.Query{Kinds: kinds, From: from, Size: 2})
+			if res.Total != len(want) {
+				t.Fatalf("kinds %v from %d: total %d, want %d", kinds, from, res.Total, len(want))
+			}
+			for _, h := range res.Hits {
+				if h.Score != 1 {
+					t.Fatalf("kinds %v: %s scores %v, want 1", kinds, h.FQN, h.Score)
+				}
+				got = append(got, search.Hit{ID: h.ID, Kind: h.Kind, FQN: h.FQN})
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("kinds %v: pages = %v, want %v", kinds, got, want)
+		}
+	}
+	wantNames(t, "one kind", f.Search(search.Query{Kinds: []string{"dashboard"}, Size: 10}), "d_a", "d_c", "d_e")
 }
 
 // testSearchFilters: term filters on entityType, service, tags, owners and domains,

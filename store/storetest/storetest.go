@@ -53,6 +53,7 @@ func Run(t *testing.T, open Open) {
 		{"SearchRanksNameThenDisplayNameThenDescriptionThenColumns", testSearchRanking},
 		{"SearchSplitsWordsAndMatchesPrefixes", testSearchWords},
 		{"SearchOrdersEqualScoresByFQN", testSearchStableOrder},
+		{"SearchWithoutWordsPagesEveryKindInFQNOrder", testSearchWithoutWords},
 		{"SearchKindsSelectWhatIsSearched", testSearchKinds},
 		{"SearchFiltersByTerms", testSearchFilters},
 		{"SearchAggregatesEveryMatchInTheStore", testSearchAggregations},
