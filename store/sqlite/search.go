@@ -456,10 +456,10 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 // best few. from is the FROM and WHERE clauses of the matching documents, with args.
 //
 // Without words every document scores 1, and the page is in FQN order (matchAll).
-// With words, the parts of each document's
-// score (scoring) are computed once, in a subquery that OFFSET 0 keeps SQLite from
-// flattening into the ranking: the ranking uses BM25 and the words matched twice each,
-// and each use would cost FTS5 another call.
+// With words, the parts of each document's score (scoring) are computed once, in a
+// subquery that OFFSET 0 keeps SQLite from flattening into the ranking: the ranking
+// uses BM25 and the words matched twice each, and each use would cost FTS5 another
+// call.
 func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, from string, args []any) (*sql.Rows, error) {
 	if matchExpr(terms, true, "") == "" {
 		return t.matchAll(ctx, q, from, args)
