@@ -53,8 +53,11 @@ func procCPU(pid int) (time.Duration, error) {
 	}
 	// The command name, in parentheses, may hold spaces: fields count from its end.
 	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
 	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
+	if len(f) < 13 {
 		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)

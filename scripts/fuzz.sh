@@ -16,6 +16,7 @@ set -euo pipefail
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-8s}
 cache=$("$GO" env GOCACHE)
+module=$("$GO" list -m)
 bins=$(mktemp -d)
 trap 'rm -rf "$bins"' EXIT
 
@@ -33,7 +34,7 @@ for t in "$@"; do
 	before=$(ls "$corpus" 2>/dev/null | sort || true)
 	echo "fuzz $pkg $name for $FUZZTIME"
 	bin=$(binary "$pkg")
-	importpath=$("$GO" list "$pkg")
+	importpath=$module${pkg#.} # the targets' packages are the module's: ., ./store, …
 	out=$(mktemp)
 	if (cd "$pkg" && "$bin" -test.run '^$' -test.fuzz "^$name\$" -test.fuzztime "$FUZZTIME" \
 		-test.fuzzcachedir "$cache/fuzz/$importpath" -test.paniconexit0 -test.timeout 10m) 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then

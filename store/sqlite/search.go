@@ -431,7 +431,12 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		}
 	}
 	if q.Size > 0 && q.From < res.Total {
-		rows, err := t.page(ctx, q, groups, terms, all, levels, from+filter, pageArgs)
+		var rows *sql.Rows
+		if expr == "" {
+			rows, err = t.matchAll(ctx, q, from+filter, pageArgs)
+		} else {
+			rows, err = t.page(ctx, q, groups, terms, all, levels, from+filter, pageArgs)
+		}
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
 		}
@@ -450,20 +455,15 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 	return res, nil
 }
 
-// page reads one page of hits: the ids and scores of the page's documents are chosen
-// first, and only their sources are read, as SQLite's sorter would otherwise carry
-// every matching document's source (several KB each, on overflow pages) to keep the
-// best few. from is the FROM and WHERE clauses of the matching documents, with args.
-//
-// Without words every document scores 1, and the page is in FQN order (matchAll).
-// With words, the parts of each document's score (scoring) are computed once, in a
-// subquery that OFFSET 0 keeps SQLite from flattening into the ranking: the ranking
-// uses BM25 and the words matched twice each, and each use would cost FTS5 another
-// call.
+// page reads one page of hits of a search with words: the ids and scores of the page's
+// documents are chosen first, and only their sources are read, as SQLite's sorter
+// would otherwise carry every matching document's source (several KB each, on overflow
+// pages) to keep the best few. from is the FROM and WHERE clauses of the matching
+// documents, with args. The parts of each document's score (scoring) are computed
+// once, in a subquery that OFFSET 0 keeps SQLite from flattening into the ranking: the
+// ranking uses BM25 and the words matched twice each, and each use would cost FTS5
+// another call.
 func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, from string, args []any) (*sql.Rows, error) {
-	if matchExpr(terms, true, "") == "" {
-		return t.matchAll(ctx, q, from, args)
-	}
 	sc := scoring(groups, terms, all, levels)
 	return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT seq, fqn, id, "+sc.score+
 		" AS score FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id, "+sc.parts+from+" LIMIT -1 OFFSET 0)"+
@@ -475,7 +475,8 @@ func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string,
 // order. For one kind, search_docs_kind_deleted_fqn (migrations/0008) gives that order
 // without a sort; for several, each kind's first From+Size documents are read in that
 // order and only those are sorted (SQLite would otherwise sort every document of those
-// kinds: 330 ms at 100,000 tables). from and args are page's.
+// kinds: 330 ms at 100,000 tables). from is the FROM and WHERE clauses of the
+// matching documents, with args.
 func (t *tx) matchAll(ctx context.Context, q search.Query, from string, args []any) (*sql.Rows, error) {
 	ranked := "SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id" + from + " ORDER BY d.fqn, d.id LIMIT ? OFFSET ?"
 	rankedArgs := slices.Concat(args, []any{q.Size, q.From})
