@@ -285,7 +285,8 @@ func (r *report) markdown() string {
 		"routing, `fields` and encoding add to one read.")
 	note("GET table by name is served from the engine's read cache: the static floor read each path once just " +
 		"before, and nothing was committed since, so each answer costs a check that the database is unchanged " +
-		"(SQLite: `PRAGMA data_version`; PostgreSQL: `pg_current_snapshot()`, one round trip). " +
+		"(SQLite: `PRAGMA data_version`; PostgreSQL: the counter of the server's change feed, which a " +
+		"`LISTEN` session moves on with each commit's notification, no round trip). " +
 		"The PATCH row's commits empty the cache; \"each table once after the writes\" then reads tables not read " +
 		"before, each from the database.")
 	if ran {

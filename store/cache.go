@@ -12,9 +12,10 @@ import (
 
 // DataVersioner is a Driver capability: DataVersion returns a value that changes
 // whenever anything is committed to the database, by this process or another one
-// sharing it (SQLite's PRAGMA data_version; PostgreSQL's current snapshot, which every
-// node sharing the database sees). A driver that has it gets the engine's read cache;
-// one that has not reads every GET from the database.
+// sharing it: on SQLite at once (PRAGMA data_version); on PostgreSQL when the commit's
+// notification reaches this node's change feed, typically within a millisecond and at
+// most a second later (store/postgres, changes.go). A driver that has it gets the
+// engine's read cache; one that has not reads every GET from the database.
 type DataVersioner interface {
 	DataVersion(ctx context.Context) (string, error)
 }
@@ -36,7 +37,9 @@ const (
 // catches commits by other processes on the same database (meridian mcp beside
 // meridian serve on one SQLite file, other nodes on one PostgreSQL database) and by
 // module code writing outside the engine. So a GET never answers older than the last
-// commit that finished before it began.
+// commit that finished before it began on this node, nor older than DataVersion's
+// delay for a commit of another node (none on SQLite; on PostgreSQL, the change
+// feed's, at most a second).
 type readCache struct {
 	mu      sync.Mutex
 	version string // the DataVersion the entries were read at

@@ -21,7 +21,7 @@
 //     a read snapshot and, under the writer, replays the reads it made; it writes what
 //     it prepared only when each answers alike, else it runs wholly under the writer.
 //   - The read cache (cache.go): GetJSON keeps encoded answers on a driver with a
-//     DataVersion (SQLite's data_version, PostgreSQL's current snapshot); any commit, by
+//     DataVersion (SQLite's data_version, PostgreSQL's change feed); any commit, by
 //     this engine, another process or another node, empties it.
 //
 // Each Entities method lists the meridian error codes it returns.

@@ -2,14 +2,63 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 )
 
+// feedWait bounds how long the tests wait for the change feed: its own bound
+// (feedStale) plus room for a loaded machine.
+const feedWait = 5 * time.Second
+
+// versionOf reads db's DataVersion.
+func versionOf(t *testing.T, db *DB) string {
+	t.Helper()
+	v, err := db.DataVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// awaitVersion waits until db's DataVersion satisfies ok and answers it.
+func awaitVersion(t *testing.T, db *DB, what string, ok func(string) bool) string {
+	t.Helper()
+	for end := time.Now().Add(feedWait); ; time.Sleep(time.Millisecond) {
+		v := versionOf(t, db)
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: still %q after %v", what, v, feedWait)
+		}
+	}
+}
+
+func fromFeed(v string) bool { return strings.HasPrefix(v, "feed ") }
+
+// putSetting commits a setting through db.
+func putSetting(t *testing.T, db *DB, v string) {
+	t.Helper()
+	tx, err := db.Begin(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.PutSetting(context.Background(), "k", v); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDataVersionChangesWithEveryCommitOfAnyNode checks the read cache's signal on
-// PostgreSQL: a commit through another pool on the same database (another node)
-// changes DataVersion, including the commit of a transaction that was already writing
-// when the version was read. (Whether a read leaves it alone is not checked here: other
-// tests write to other databases of the same server at the same time.)
+// PostgreSQL, served by the change feed: a commit through another pool on the same
+// database (another node) changes DataVersion, including the commit of a transaction
+// that was already writing when the version was read, and a transaction rolled back
+// does not. (Whether a read leaves the snapshot alone is not checked here: other tests
+// write to other databases of the same server at the same time.)
 func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 	ctx := context.Background()
 	a, url := openTemp(t)
@@ -18,35 +67,13 @@ func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	version := func() string {
-		t.Helper()
-		v, err := a.DataVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	put := func(v string) {
-		t.Helper()
-		tx, err := b.Begin(ctx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		if err := tx.PutSetting(ctx, "k", v); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+	changed := func(from string) func(string) bool {
+		return func(v string) bool { return v != from && fromFeed(v) }
 	}
 
-	v0 := version()
-	put("1")
-	v1 := version()
-	if v1 == v0 {
-		t.Fatalf("another node's commit left the data version at %s", v0)
-	}
+	v0 := awaitVersion(t, a, "the change feed never became ready", fromFeed)
+	putSetting(t, b, "1")
+	v1 := awaitVersion(t, a, "another node's commit left the data version", changed(v0))
 
 	// A transaction that has written before the version is read, and commits after.
 	tx, err := b.Begin(ctx, true)
@@ -57,11 +84,79 @@ func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 	if err := tx.PutSetting(ctx, "k", "2"); err != nil {
 		t.Fatal(err)
 	}
-	during := version()
+	time.Sleep(50 * time.Millisecond)
+	if during := versionOf(t, a); during != v1 {
+		t.Fatalf("a transaction not yet committed moved the data version from %s to %s", v1, during)
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if after := version(); after == during {
-		t.Fatalf("the commit of a transaction in progress left the data version at %s", during)
+	v2 := awaitVersion(t, a, "the commit of a transaction in progress left the data version", changed(v1))
+
+	// Rolled back: nothing to see.
+	tx, err = b.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.PutSetting(ctx, "k", "3"); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	time.Sleep(50 * time.Millisecond)
+	if after := versionOf(t, a); after != v2 {
+		t.Fatalf("a rolled-back transaction moved the data version from %s to %s", v2, after)
+	}
+}
+
+// TestDataVersionSeesCommitsWhileTheFeedIsDown kills the listeners' sessions: DataVersion
+// falls back to the snapshot, which a commit changes at once, and the feed comes back.
+func TestDataVersionSeesCommitsWhileTheFeedIsDown(t *testing.T) {
+	ctx := context.Background()
+	a, url := openTemp(t)
+	b, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	awaitVersion(t, b, "b's change feed never became ready", fromFeed)
+	v0 := awaitVersion(t, a, "the change feed never became ready", fromFeed)
+
+	var killed int
+	err = b.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()`,
+		feedApplication).Scan(&killed)
+	if err != nil || killed != 2 { // a's and b's
+		t.Fatalf("terminated %d listeners (%v), want 2", killed, err)
+	}
+	down := awaitVersion(t, a, "the feed's version was still used after its session was killed",
+		func(v string) bool { return !fromFeed(v) })
+	putSetting(t, b, "1")
+	if v := versionOf(t, a); v == down || v == v0 {
+		t.Fatalf("a commit while the feed was down left the data version at %s", v)
+	}
+	awaitVersion(t, a, "the change feed did not come back", fromFeed)
+}
+
+// TestChangeFeedIsTrustedOnlyWhileProved checks the feed's bound on a connection that
+// died without a sign: its counter is used only for feedStale after the last proof.
+func TestChangeFeedIsTrustedOnlyWhileProved(t *testing.T) {
+	f := &changeFeed{epoch: time.Now().Add(-time.Hour)}
+	tests := []struct {
+		name   string
+		proved time.Duration // since epoch; 0: never
+		want   bool
+	}{
+		{"never proved", 0, false},
+		{"proved just now", time.Hour, true},
+		{"proved within the bound", time.Hour - feedStale/2, true},
+		{"proof older than the bound", time.Hour - 2*feedStale, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.proved.Store(int64(tt.proved))
+			if _, ok := f.version(); ok != tt.want {
+				t.Errorf("trusted = %v, want %v", ok, tt.want)
+			}
+		})
 	}
 }

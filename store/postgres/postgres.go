@@ -15,11 +15,14 @@
 // outbox's sequence numbers are assigned in commit order, so a consumer reading "events
 // after N" never skips one that commits late. Update stays optimistic on the stored
 // version. Read-only transactions run at REPEATABLE READ READ ONLY and see one snapshot.
+// Every writable transaction notifies the change feed, which each DB follows on a
+// connection of its own to tell its read cache that something was committed
+// (changes.go).
 //
 // Writers append their changes to the counts of the search vocabulary and of the
 // index's terms to tables of their own, which a background folder moves into the
 // counts (vocab.go). Where autovacuum is off, a background upkeep vacuums and analyzes
-// the catalog's tables by its thresholds (upkeep.go). Close stops both.
+// the catalog's tables by its thresholds (upkeep.go). Close stops them and the feed.
 package postgres
 
 import (
@@ -63,6 +66,7 @@ type DB struct {
 	modules []store.Module
 	vocab   *vocabFolder
 	upkeep  *upkeeper
+	changes *changeFeed
 }
 
 var (
@@ -112,21 +116,28 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool), upkeep: startUpkeep(pool)}, nil
+	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool), upkeep: startUpkeep(pool),
+		changes: startChangeFeed(cfg.ConnConfig)}, nil
 }
 
 // Pool returns the connection pool, for packages that keep their own tables in the
 // catalog database (the vectors index).
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
-// DataVersion returns the server's current snapshot (pg_current_snapshot) as text: the
-// transactions finished and in progress. Any transaction that writes, on any node and
-// through any connection, finishes by leaving the in-progress list or by moving its
-// end past the last one, so the value after a commit differs from every value read
-// before it; a read-only transaction never changes it (store.DataVersioner, the
-// engine's read cache). Writes to other databases of the same server change it too,
-// which only costs cache misses. A broken connection is retried once, as in Begin.
+// DataVersion returns the change feed's version (changes.go) while the feed is
+// trusted, and otherwise the server's current snapshot (pg_current_snapshot) as text:
+// the transactions finished and in progress. Either changes with every commit of a
+// writable transaction, on any node and through any connection: the feed's when the
+// commit's notification arrives, typically within a millisecond and at most
+// feedStale later; the snapshot's at once (a writing transaction finishes by leaving
+// the in-progress list or by moving its end past the last one). A read-only
+// transaction changes neither (store.DataVersioner, the engine's read cache). Writes
+// to other databases of the same server move the snapshot too, which only costs cache
+// misses. A broken connection is retried once, as in Begin.
 func (db *DB) DataVersion(ctx context.Context) (string, error) {
+	if v, ok := db.changes.version(); ok {
+		return v, nil
+	}
 	const snapshot = "SELECT pg_current_snapshot()::text"
 	var v string
 	err := db.pool.QueryRow(ctx, snapshot).Scan(&v)
@@ -184,10 +195,18 @@ func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lock {
-		if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writeLock); err != nil {
+	// A writable transaction notifies the change feeds when it commits (changes.go);
+	// the notification rides on the write lock's statement.
+	switch {
+	case lock:
+		if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1), pg_notify($2, '')", writeLock, changesChannel); err != nil {
 			_ = t.Rollback(context.Background())
 			return nil, fmt.Errorf("take the write lock: %w", err)
+		}
+	case writable:
+		if _, err := t.Exec(ctx, "SELECT pg_notify($1, '')", changesChannel); err != nil {
+			_ = t.Rollback(context.Background())
+			return nil, fmt.Errorf("notify the change feeds: %w", err)
 		}
 	}
 	return t, nil
@@ -196,9 +215,10 @@ func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {
 // Modules returns the modules the database was opened with.
 func (db *DB) Modules() []store.Module { return db.modules }
 
-// Close stops the vocabulary's folder (vocab.go) and the upkeep (upkeep.go), and closes
-// the connection pool.
+// Close stops the vocabulary's folder (vocab.go), the upkeep (upkeep.go) and the change
+// feed (changes.go), and closes the connection pool.
 func (db *DB) Close() error {
+	db.changes.close()
 	db.vocab.close()
 	db.upkeep.close()
 	db.pool.Close()
