@@ -38,7 +38,6 @@ const (
 // feedApplication names the listener's session in pg_stat_activity.
 const feedApplication = "meridian change feed"
 
-
 // changeFeed follows changesChannel for one DB.
 type changeFeed struct {
 	epoch  time.Time     // monotonic base of proved
