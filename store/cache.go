@@ -12,9 +12,10 @@ import (
 
 // DataVersioner is a Driver capability: DataVersion returns a value that changes
 // whenever anything is committed to the database, by this process or another one
-// sharing it: on SQLite at once (PRAGMA data_version); on PostgreSQL when the commit's
-// notification reaches this node's change feed, typically within a millisecond and at
-// most a second later (store/postgres, changes.go). A driver that has it gets the
+// sharing it: on SQLite at once (PRAGMA data_version); on PostgreSQL at once for a
+// commit made through the same driver, and for another process's or node's when its
+// notification reaches the change feed, typically within a millisecond and at most a
+// second later (store/postgres, changes.go). A driver that has it gets the
 // engine's read cache; one that has not reads every GET from the database.
 type DataVersioner interface {
 	DataVersion(ctx context.Context) (string, error)
@@ -37,9 +38,9 @@ const (
 // catches commits by other processes on the same database (meridian mcp beside
 // meridian serve on one SQLite file, other nodes on one PostgreSQL database) and by
 // module code writing outside the engine. So a GET never answers older than the last
-// commit that finished before it began on this node, nor older than DataVersion's
-// delay for a commit of another node (none on SQLite; on PostgreSQL, the change
-// feed's, at most a second).
+// commit that finished before it began in this process, nor older than DataVersion's
+// delay for a commit of another process or node (none on SQLite; on PostgreSQL, the
+// change feed's, at most a second).
 type readCache struct {
 	mu      sync.Mutex
 	version string // the DataVersion the entries were read at

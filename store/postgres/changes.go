@@ -21,6 +21,9 @@ import (
 // round trip (measured on 2 cores: one round trip took about as long as the static
 // HTTP floor's whole request).
 //
+// A commit made through the DB moves the counter on itself, before Commit returns, so
+// every engine and module of one process sees it at once.
+//
 // A connection can die without a sign: the listener proves its connection every
 // feedPing with a query, and the counter is trusted only for feedStale after the last
 // proof was sent. PostgreSQL sends a listening session the notifications committed
@@ -79,6 +82,10 @@ func (f *changeFeed) version() (string, bool) {
 	}
 	return "feed " + strconv.FormatUint(f.gen.Load(), 10), true
 }
+
+// committed moves the version on for a commit made through this DB, which its reads
+// must see before the commit's notification comes back.
+func (f *changeFeed) committed() { f.gen.Add(1) }
 
 // listen connects, listens and proves the connection every feedPing until the
 // connection fails or ctx is done.

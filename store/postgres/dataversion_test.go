@@ -56,8 +56,8 @@ func putSetting(t *testing.T, db *DB, v string) {
 // TestDataVersionChangesWithEveryCommitOfAnyNode checks the read cache's signal on
 // PostgreSQL, served by the change feed: a commit through another pool on the same
 // database (another node) changes DataVersion, including the commit of a transaction
-// that was already writing when the version was read, and a transaction rolled back
-// does not. (Whether a read leaves the snapshot alone is not checked here: other tests
+// that was already writing when the version was read, a transaction rolled back does
+// not, and a commit through the same DB does at once. (Whether a read leaves the snapshot alone is not checked here: other tests
 // write to other databases of the same server at the same time.)
 func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 	ctx := context.Background()
@@ -105,6 +105,13 @@ func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if after := versionOf(t, a); after != v2 {
 		t.Fatalf("a rolled-back transaction moved the data version from %s to %s", v2, after)
+	}
+
+	// A commit through the same DB (another engine or a module of this process) is
+	// seen at once, before its notification comes back.
+	putSetting(t, a, "4")
+	if after := versionOf(t, a); after == v2 {
+		t.Fatalf("a commit through this DB left the data version at %s", v2)
 	}
 }
 

@@ -183,7 +183,7 @@ func (db *DB) beginTx(ctx context.Context, writable, lock bool) (store.Tx, error
 	if err != nil {
 		return nil, fmt.Errorf("postgres: begin: %w", err)
 	}
-	return &tx{tx: guarded{Tx: t, h: &held{}}, writable: writable, modules: db.modules, vocab: db.vocab}, nil
+	return &tx{tx: guarded{Tx: t, h: &held{}}, writable: writable, modules: db.modules, vocab: db.vocab, changes: db.changes}, nil
 }
 
 func (db *DB) begin(ctx context.Context, writable, lock bool) (pgx.Tx, error) {

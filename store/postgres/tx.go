@@ -27,6 +27,7 @@ type tx struct {
 	modules  []store.Module // the modules the database was opened with
 	vocab    *vocabFolder   // told, at commit, of the documents indexed or removed
 	indexed  int            // the documents indexed or removed (vocabulary changes pending)
+	changes  *changeFeed    // told of every commit of a writable transaction
 }
 
 var errReadOnly = errors.New("postgres: write in a read-only transaction")
@@ -44,6 +45,11 @@ func (t *tx) write() error {
 // COMMIT that never reached the server (pgconn.SafeToRetry) is EUnavailable; one whose
 // answer was lost has an unknown outcome and stays internal.
 func (t *tx) Commit() error {
+	if t.writable {
+		// This node's reads see the commit at once, not when its notification comes
+		// back; a commit that failed may have happened too.
+		defer t.changes.committed()
+	}
 	if err := t.tx.Commit(context.Background()); err != nil {
 		if pgconn.SafeToRetry(err) {
 			return fmt.Errorf("postgres: commit: %w: %w", errLost(), err)
