@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,13 +25,14 @@ import (
 // A commit made through the DB moves the counter on itself, before Commit returns, so
 // every engine and module of one process sees it at once.
 //
-// A connection can die without a sign: the listener proves its connection every
-// feedPing with a query, and the counter is trusted only for feedStale after the last
-// proof was sent. PostgreSQL sends a listening session the notifications committed
-// before a query ahead of that query's answer, so once a proof returns, every commit
-// acknowledged before it was sent has been counted. While the feed is down or its
-// proof is too old, DataVersion falls back to the server's current snapshot (one round
-// trip), which reflects every commit at once.
+// The counter is trusted only while the feed proves it hears every notification: every
+// feedPing the listener notifies a channel of its own (its probe) and waits to hear it
+// back. PostgreSQL delivers notifications in commit order, so hearing the probe means
+// every commit acknowledged before the probe was sent has been counted. A connection
+// that died without a sign, or a connection pooler that does not carry notifications
+// (PgBouncer in transaction mode), hears no probe. The counter is trusted for
+// feedStale after the last probe heard was sent; otherwise DataVersion falls back to
+// the server's current snapshot (one round trip), which reflects every commit at once.
 const (
 	changesChannel = "meridian_changes"
 	feedPing       = 250 * time.Millisecond
@@ -44,8 +46,11 @@ const feedApplication = "meridian change feed"
 // changeFeed follows changesChannel for one DB.
 type changeFeed struct {
 	epoch  time.Time     // monotonic base of proved
+	probe  string        // this feed's probe channel
 	gen    atomic.Uint64 // moves on with every notification and every (re)connection
-	proved atomic.Int64  // since epoch, when the last proof that came back was sent; 0: none
+	sent   atomic.Uint64 // the last probe sent
+	heard  atomic.Uint64 // the last probe heard
+	proved atomic.Int64  // since epoch, when the last probe heard was sent; 0: none
 	stop   context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
@@ -54,10 +59,10 @@ type changeFeed struct {
 // startChangeFeed starts listening, on a connection made from cc, in the background.
 func startChangeFeed(cc *pgx.ConnConfig) *changeFeed {
 	ctx, stop := context.WithCancel(context.Background())
-	f := &changeFeed{epoch: time.Now(), stop: stop, done: make(chan struct{})}
+	f := &changeFeed{epoch: time.Now(), probe: changesChannel + "_probe_" + rand.Text(), stop: stop, done: make(chan struct{})}
 	cc = cc.Copy()
 	cc.RuntimeParams["application_name"] = feedApplication
-	cc.OnNotification = func(*pgconn.PgConn, *pgconn.Notification) { f.gen.Add(1) }
+	cc.OnNotification = f.notified
 	go func() {
 		defer close(f.done)
 		for {
@@ -73,8 +78,19 @@ func startChangeFeed(cc *pgx.ConnConfig) *changeFeed {
 	return f
 }
 
+// notified counts a notification, or records the probe it is.
+func (f *changeFeed) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
+	if n.Channel != f.probe {
+		f.gen.Add(1)
+		return
+	}
+	if p, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
+		f.heard.Store(p)
+	}
+}
+
 // version answers the feed's data version, and false when the feed cannot be trusted
-// (not connected, or its last proof is older than feedStale).
+// (not connected, or the last probe heard was sent more than feedStale ago).
 func (f *changeFeed) version() (string, bool) {
 	p := f.proved.Load()
 	if p == 0 || time.Since(f.epoch)-time.Duration(p) > feedStale {
@@ -87,39 +103,65 @@ func (f *changeFeed) version() (string, bool) {
 // must see before the commit's notification comes back.
 func (f *changeFeed) committed() { f.gen.Add(1) }
 
-// listen connects, listens and proves the connection every feedPing until the
-// connection fails or ctx is done.
+// listen connects, listens, and probes every feedPing until the connection fails, a
+// probe goes unheard (prove), or ctx is done.
 func (f *changeFeed) listen(ctx context.Context, cc *pgx.ConnConfig) error {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
-		return err
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Close(cctx)
+	}()
+	for _, ch := range []string{changesChannel, f.probe} {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
 	}
 	f.gen.Add(1) // whatever was committed while nobody listened
 	for {
-		sent := time.Since(f.epoch)
-		pctx, cancel := context.WithTimeout(ctx, feedStale)
-		_, err := conn.Exec(pctx, "SELECT 1")
-		cancel()
-		if err != nil {
+		if err := f.prove(ctx, conn); err != nil {
 			return err
 		}
-		f.proved.Store(int64(max(sent, 1)))
-		// Wait for notifications until the next proof is due; OnNotification counts
-		// them. A timeout leaves the connection usable (pgconn's default deadline
-		// handler).
+		// Count notifications until the next probe is due.
 		wctx, cancel := context.WithTimeout(ctx, feedPing)
-		for err == nil {
-			err = conn.PgConn().WaitForNotification(wctx)
-		}
+		err := hear(wctx, conn, func() bool { return false })
 		cancel()
-		if ctx.Err() != nil || !pgconn.Timeout(err) {
+		if !pgconn.Timeout(err) || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// prove sends a probe and waits to hear it back. Trust lapses feedStale after the last
+// probe heard was sent (version); the connection is given up when a probe is not
+// answered or heard within twice that.
+func (f *changeFeed) prove(ctx context.Context, conn *pgx.Conn) error {
+	sent := time.Since(f.epoch)
+	probe := f.sent.Add(1)
+	pctx, cancel := context.WithTimeout(ctx, 2*feedStale)
+	defer cancel()
+	if _, err := conn.Exec(pctx, "SELECT pg_notify($1, $2)", f.probe, strconv.FormatUint(probe, 10)); err != nil {
+		return err
+	}
+	if err := hear(pctx, conn, func() bool { return f.heard.Load() >= probe }); err != nil {
+		return err
+	}
+	f.proved.Store(int64(max(sent, 1)))
+	return nil
+}
+
+// hear reads notifications (notified counts them) until done reports true, or ctx
+// ends. A timeout leaves the connection usable (pgconn's default deadline handler).
+func hear(ctx context.Context, conn *pgx.Conn, done func() bool) error {
+	for !done() {
+		if err := conn.PgConn().WaitForNotification(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // close stops the feed and waits for it.

@@ -2,9 +2,15 @@ package postgres
 
 import (
 	"context"
+	"io"
+	"net"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // feedWait bounds how long the tests wait for the change feed: its own bound
@@ -165,5 +171,89 @@ func TestChangeFeedIsTrustedOnlyWhileProved(t *testing.T) {
 				t.Errorf("trusted = %v, want %v", ok, tt.want)
 			}
 		})
+	}
+}
+
+// freezer forwards TCP connections to a server and, once frozen, stops passing the
+// server's bytes on without closing anything: a connection that died without a sign.
+type freezer struct {
+	ln     net.Listener
+	target string
+	frozen atomic.Bool
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); s.Close() })
+			go io.Copy(s, c)
+			go func() {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := s.Read(buf)
+					if err != nil {
+						return
+					}
+					if !f.frozen.Load() {
+						if _, err := c.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return f
+}
+
+// TestChangeFeedStopsTrustingAConnectionThatWentSilent freezes the listener's
+// connection: its probes go unheard, so within feedStale the feed is no longer trusted
+// (long before the listener gives the connection up), and DataVersion asks the server
+// instead.
+func TestChangeFeedStopsTrustingAConnectionThatWentSilent(t *testing.T) {
+	_, url := openTemp(t)
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fz := newFreezer(t, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))))
+	host, port, _ := net.SplitHostPort(fz.ln.Addr().String())
+	cc.Host = host
+	p, _ := strconv.Atoi(port)
+	cc.Port = uint16(p)
+	f := startChangeFeed(cc)
+	defer f.close()
+
+	trusted := func() bool { _, ok := f.version(); return ok }
+	for end := time.Now().Add(feedWait); !trusted(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the feed never became trusted")
+		}
+	}
+	fz.frozen.Store(true)
+	froze := time.Now()
+	for trusted() {
+		if time.Since(froze) > feedWait {
+			t.Fatalf("the feed is still trusted %v after its connection went silent", feedWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if d := time.Since(froze); d > feedStale+300*time.Millisecond {
+		t.Errorf("the feed was trusted %v after its connection went silent, want at most %v", d, feedStale)
 	}
 }
