@@ -228,8 +228,7 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	var args params
 	where, _ := searchFilters(q, &args)
 	term := args.add(search.Stem(res.Searched[0]))
-	where = append(where, fmt.Sprintf(fuzzyMatch, term))
-	fuzzy, err := t.search(ctx, where, fmt.Sprintf(fuzzyScore, term), args, len(args), q, nil)
+	fuzzy, err := t.search(ctx, where, fmt.Sprintf(fuzzyMatch, term), fmt.Sprintf(fuzzyScore, term), args, len(args), q, nil)
 	fuzzy.Searched = res.Searched
 	return fuzzy, err
 }
@@ -370,8 +369,8 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, stems [][]stri
 		return search.Result{}, err
 	}
 	query := args.add(tsquery(groups, all, ""))
-	where = append(where, "tsv @@ to_tsquery('simple', "+query+"::text)")
-	n := len(args) // the count query binds only the parameters of where
+	match := "tsv @@ to_tsquery('simple', " + query + "::text)"
+	n := len(args) // the count query binds only the parameters of where and match
 	matched := fmt.Sprint(len(groups))
 	if !all {
 		each := make([]string, len(groups))
@@ -390,7 +389,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, stems [][]stri
 	if !all {
 		levels = store.NarrowingLevels(groups, func(g [][]operand) string { return tsquery(g, true, "") }, " | ")
 	}
-	return k.t.search(ctx, where, score, args, n, q, levels)
+	return k.t.search(ctx, where, match, score, args, n, q, levels)
 }
 
 // pageQuery ranks the documents matching a filter (%[2]s) by a score (%[1]s) and
@@ -445,12 +444,14 @@ func countUpTo(filter string, limit int) string {
 	return "SELECT COUNT(*) FROM (SELECT 1 FROM search_docs" + filter + " LIMIT $" + strconv.Itoa(limit) + ") c"
 }
 
-// search counts the documents matching where, whose parameters are args[:n], and
-// returns the page q asks for, ordered by score, with the aggregations q asks for.
-// levels, from the most words held down, are tsqueries of the documents an any-word
-// page may come from (narrowing): the page is ranked among the first level's documents
-// that fill it, still scored on the whole question, so scores do not change; an
-// any-word question otherwise ranks most of a large catalog.
+// search counts the documents matching where and match, whose parameters are
+// args[:n], and returns the page q asks for, ordered by score, with the aggregations q
+// asks for. levels, from the most words held down, are tsqueries of the documents an
+// any-word page may come from (narrowing): the page is ranked among the first level's
+// documents that fill it, still scored on the whole question, so scores do not change;
+// an any-word question otherwise ranks most of a large catalog. A level's documents all
+// match, so its page is filtered by the level alone: the index would otherwise read
+// every word's documents twice, once for each expression.
 //
 // Each statement that matches prefixes against the index costs about the same however
 // few rows it answers (the index reads every document holding a word that starts with
@@ -460,8 +461,10 @@ func countUpTo(filter string, limit int) string {
 // holds q.CountUpTo documents or more, so does the whole match. The total is counted
 // on its own only when neither tells it: no page asked for, a page past the last
 // document, or a level that filled the page with fewer than q.CountUpTo documents.
-func (t *tx) search(ctx context.Context, where []string, score string, args params, n int, q search.Query, levels []string) (search.Result, error) {
-	filter := " WHERE " + strings.Join(where, " AND ")
+func (t *tx) search(ctx context.Context, where []string, match, score string, args params, n int, q search.Query, levels []string) (search.Result, error) {
+	base := " WHERE " + strings.Join(where, " AND ")
+	where = append(where[:len(where):len(where)], match)
+	filter := base + " AND " + match
 	res := search.Result{Hits: []search.Hit{}}
 	counted := false
 	if q.Size > 0 {
@@ -489,7 +492,7 @@ func (t *tx) search(ctx context.Context, where []string, score string, args para
 		filled := false
 		for _, level := range levels {
 			largs := slices.Clone(args)
-			hits, ranked, err := page(filter+" AND tsv @@ to_tsquery('simple', "+largs.add(level)+"::text)", largs)
+			hits, ranked, err := page(base+" AND tsv @@ to_tsquery('simple', "+largs.add(level)+"::text)", largs)
 			if err != nil {
 				return search.Result{}, err
 			}
