@@ -61,6 +61,9 @@ func startChangeFeed(cc *pgx.ConnConfig) *changeFeed {
 	ctx, stop := context.WithCancel(context.Background())
 	f := &changeFeed{epoch: time.Now(), probe: changesChannel + "_probe_" + rand.Text(), stop: stop, done: make(chan struct{})}
 	cc = cc.Copy()
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
 	cc.RuntimeParams["application_name"] = feedApplication
 	cc.OnNotification = f.notified
 	go func() {
