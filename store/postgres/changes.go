@@ -33,12 +33,22 @@ import (
 // (PgBouncer in transaction mode), hears no probe. The counter is trusted for
 // feedStale after the last probe heard was sent; otherwise DataVersion falls back to
 // the server's current snapshot (one round trip), which reflects every commit at once.
+//
+// Each probe also reads how full PostgreSQL's notification queue is; past queueFull a
+// feed ends the other feeds' sessions (queueFull says why).
 const (
 	changesChannel = "meridian_changes"
 	feedPing       = 250 * time.Millisecond
 	feedStale      = time.Second
 	feedRetry      = time.Second // wait before reconnecting a listener that failed
 )
+
+// queueFull is the share of PostgreSQL's notification queue (8 GB by default) in use
+// at which a feed ends the other feeds' sessions. The queue keeps every notification
+// until each listening session has read it, so a server that hangs with its
+// connection open (paused, not dead) would fill it, and once it is full every
+// writable transaction fails at commit.
+const queueFull = 0.5
 
 // feedApplication names the listener's session in pg_stat_activity.
 const feedApplication = "meridian change feed"
@@ -47,6 +57,7 @@ const feedApplication = "meridian change feed"
 type changeFeed struct {
 	epoch  time.Time     // monotonic base of proved
 	probe  string        // this feed's probe channel
+	full   float64       // queueFull, or what a test sets
 	gen    atomic.Uint64 // moves on with every notification and every (re)connection
 	sent   atomic.Uint64 // the last probe sent
 	heard  atomic.Uint64 // the last probe heard
@@ -56,10 +67,13 @@ type changeFeed struct {
 	once   sync.Once
 }
 
-// startChangeFeed starts listening, on a connection made from cc, in the background.
-func startChangeFeed(cc *pgx.ConnConfig) *changeFeed {
+// startChangeFeed starts listening, on a connection made from cc, in the background;
+// full is the notification queue's usage at which it ends the other feeds' sessions
+// (queueFull).
+func startChangeFeed(cc *pgx.ConnConfig, full float64) *changeFeed {
 	ctx, stop := context.WithCancel(context.Background())
-	f := &changeFeed{epoch: time.Now(), probe: changesChannel + "_probe_" + rand.Text(), stop: stop, done: make(chan struct{})}
+	f := &changeFeed{epoch: time.Now(), probe: changesChannel + "_probe_" + rand.Text(), full: full, stop: stop,
+		done: make(chan struct{})}
 	cc = cc.Copy()
 	if cc.RuntimeParams == nil {
 		cc.RuntimeParams = map[string]string{}
@@ -146,8 +160,18 @@ func (f *changeFeed) prove(ctx context.Context, conn *pgx.Conn) error {
 	probe := f.sent.Add(1)
 	pctx, cancel := context.WithTimeout(ctx, 2*feedStale)
 	defer cancel()
-	if _, err := conn.Exec(pctx, "SELECT pg_notify($1, $2)", f.probe, strconv.FormatUint(probe, 10)); err != nil {
+	var usage float64
+	if err := conn.QueryRow(pctx, "SELECT pg_notification_queue_usage() FROM pg_notify($1, $2)", f.probe,
+		strconv.FormatUint(probe, 10)).Scan(&usage); err != nil {
 		return err
+	}
+	if usage >= f.full {
+		// Some listener is not reading: end the other feeds' sessions of this role
+		// (those alive reconnect within feedRetry), so a stuck one frees the queue. A
+		// failure leaves the connection usable and is tried again at the next probe.
+		_, _ = conn.Exec(pctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE datname = current_database() AND usename = current_user AND application_name = $1 AND pid <> pg_backend_pid()`,
+			feedApplication)
 	}
 	if err := hear(pctx, conn, func() bool { return f.heard.Load() >= probe }); err != nil {
 		return err

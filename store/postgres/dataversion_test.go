@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -236,7 +237,7 @@ func TestChangeFeedStopsTrustingAConnectionThatWentSilent(t *testing.T) {
 	cc.Host = host
 	p, _ := strconv.Atoi(port)
 	cc.Port = uint16(p)
-	f := startChangeFeed(cc)
+	f := startChangeFeed(cc, queueFull)
 	defer f.close()
 
 	trusted := func() bool { _, ok := f.version(); return ok }
@@ -256,4 +257,47 @@ func TestChangeFeedStopsTrustingAConnectionThatWentSilent(t *testing.T) {
 	if d := time.Since(froze); d > feedStale+300*time.Millisecond {
 		t.Errorf("the feed was trusted %v after its connection went silent, want at most %v", d, feedStale)
 	}
+}
+
+// TestChangeFeedsEndEachOthersSessionsWhenTheQueueFills checks the guard against a
+// listener that stops reading (a paused server) filling PostgreSQL's notification
+// queue: past the usage threshold (0 for the second feed here, so at once) a feed ends
+// the other feeds' sessions, and they come back.
+func TestChangeFeedsEndEachOthersSessionsWhenTheQueueFills(t *testing.T) {
+	db, url := openTemp(t)
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := func() []int {
+		t.Helper()
+		rows, err := db.pool.Query(context.Background(), `SELECT pid FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = $1`, feedApplication)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var pids []int
+		for rows.Next() {
+			var pid int
+			if err := rows.Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			pids = append(pids, pid)
+		}
+		return pids
+	}
+	awaitVersion(t, db, "the change feed never became ready", fromFeed)
+	before := feeds()
+	if len(before) != 1 {
+		t.Fatalf("feed sessions %v, want the DB's alone", before)
+	}
+	other := startChangeFeed(cc, 0)
+	for end := time.Now().Add(feedWait); slices.Contains(feeds(), before[0]); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the DB's feed session %d was not ended within %v", before[0], feedWait)
+		}
+	}
+	other.close()
+	awaitVersion(t, db, "the DB's feed did not come back", fromFeed)
 }

@@ -117,7 +117,7 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
 	return &DB{pool: pool, modules: modules, vocab: startVocabFolder(pool), upkeep: startUpkeep(pool),
-		changes: startChangeFeed(cfg.ConnConfig)}, nil
+		changes: startChangeFeed(cfg.ConnConfig, queueFull)}, nil
 }
 
 // Pool returns the connection pool, for packages that keep their own tables in the
