@@ -25,7 +25,7 @@ type Filter struct {
 	Name    string
 	Exclude bool
 	Values  []string
-	fqns    [][]string // Values split into names, for FilterByFQN
+	fqns    [][]string // Values split into names, for FilterByFQN; nil where one is no FQN
 }
 
 // ParseSubscription reads a subscription from its entity document (as the kind's schema
@@ -64,7 +64,7 @@ func ParseSubscription(e meridian.Entity) (Subscription, error) {
 			for _, v := range flt.Values {
 				parts, err := meridian.SplitFQN(v)
 				if err != nil {
-					parts = []string{v} // compared whole, literally
+					parts = nil // compared as text (underFQN)
 				}
 				flt.fqns = append(flt.fqns, parts)
 			}
@@ -109,12 +109,9 @@ func (f Filter) matches(e meridian.ChangeEvent) bool {
 		return containsString(f.Values, e.EntityType) || containsString(f.Values, meridian.ResourceAll)
 	case meridian.FilterByFQN:
 		for _, fqn := range EventFQNs(e) {
-			parts, err := meridian.SplitFQN(fqn)
-			if err != nil {
-				parts = []string{fqn}
-			}
-			for _, want := range f.fqns {
-				if underFQN(parts, want) {
+			parts, _ := meridian.SplitFQN(fqn)
+			for i, want := range f.fqns {
+				if underFQN(fqn, parts, f.Values[i], want) {
 					return true
 				}
 			}
@@ -124,14 +121,19 @@ func (f Filter) matches(e meridian.ChangeEvent) bool {
 	return false // an unknown filter matches nothing: it never widens what is sent
 }
 
-// underFQN reports whether the name parts of an FQN equal those of ancestor or start
-// with them: "svc.db" covers "svc.db" and "svc.db.sch.t", not "svc.dbx". Names compare
-// literally (case-sensitive, no pattern syntax).
-func underFQN(parts, ancestor []string) bool {
-	if len(ancestor) == 0 || len(parts) < len(ancestor) {
+// underFQN reports whether an FQN (fqn, split into parts) equals ancestor or lies
+// under it: its name parts equal ancestor's or start with them, so "svc.db" covers
+// "svc.db" and "svc.db.sch.t", not "svc.dbx". Names compare literally (case-sensitive,
+// no pattern syntax). Where either is no FQN (its parts are nil), only the same text
+// matches: a dot in it may lie inside an unbalanced quote.
+func underFQN(fqn string, parts []string, ancestor string, ancestorParts []string) bool {
+	if parts == nil || ancestorParts == nil {
+		return ancestor != "" && fqn == ancestor
+	}
+	if len(ancestorParts) == 0 || len(parts) < len(ancestorParts) {
 		return false
 	}
-	for i, a := range ancestor {
+	for i, a := range ancestorParts {
 		if parts[i] != a {
 			return false
 		}

@@ -59,6 +59,9 @@ func TestFQNFilterIsLiteralWithDescendants(t *testing.T) {
 		{"quoted name with a dot is one name", `svc."a.b"`, `svc."a.b".t`, true},
 		{"a quoted name is not a prefix of a longer one", `svc."a`, `svc."a.b"`, false},
 		{"an unquoted prefix does not enter a quoted name", "svc.a", `svc."a.b"`, false},
+		{"a filter that is no FQN matches the same text", `svc."a`, `svc."a`, true},
+		{"a filter that is no FQN is not a name", ".", `"."`, false},
+		{"an FQN that is no FQN is not under a filter", "svc", `svc."a`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
