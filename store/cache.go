@@ -14,7 +14,7 @@ import (
 // whenever anything is committed to the database, by this process or another one
 // sharing it: on SQLite at once (PRAGMA data_version); on PostgreSQL at once for a
 // commit made through the same driver, and for another process's or node's when its
-// notification reaches the change feed, typically within a millisecond and at most a
+// notification reaches the change feed, typically within a few milliseconds and at most a
 // second later (store/postgres, changes.go). A driver that has it gets the
 // engine's read cache; one that has not reads every GET from the database.
 type DataVersioner interface {

@@ -18,7 +18,7 @@ import (
 // own, outside the pool. The version is a counter that every notification received,
 // and every (re)connection of the listener, moves on. So a commit by any node
 // sharing the database changes it as soon as the notification arrives, typically
-// within a millisecond of the commit, and a GET answered from the cache costs no
+// within a few milliseconds of the commit, and a GET answered from the cache costs no
 // round trip (measured on 2 cores: one round trip took about as long as the static
 // HTTP floor's whole request).
 //

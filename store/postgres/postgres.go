@@ -128,7 +128,7 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 // trusted, and otherwise the server's current snapshot (pg_current_snapshot) as text:
 // the transactions finished and in progress. Either changes with every commit of a
 // writable transaction, on any node and through any connection: the feed's when the
-// commit's notification arrives, typically within a millisecond and at most
+// commit's notification arrives, typically within a few milliseconds and at most
 // feedStale later; the snapshot's at once (a writing transaction finishes by leaving
 // the in-progress list or by moving its end past the last one). A read-only
 // transaction changes neither (store.DataVersioner, the engine's read cache). Writes
