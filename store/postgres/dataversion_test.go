@@ -44,6 +44,18 @@ func awaitVersion(t *testing.T, db *DB, what string, ok func(string) bool) strin
 
 func fromFeed(v string) bool { return strings.HasPrefix(v, "feed ") }
 
+// twoNodes opens two DBs on one throwaway database, as two servers sharing it.
+func twoNodes(t *testing.T) (a, b *DB) {
+	t.Helper()
+	a, url := openTemp(t)
+	b, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
 // putSetting commits a setting through db.
 func putSetting(t *testing.T, db *DB, v string) {
 	t.Helper()
@@ -64,16 +76,12 @@ func putSetting(t *testing.T, db *DB, v string) {
 // PostgreSQL, served by the change feed: a commit through another pool on the same
 // database (another node) changes DataVersion, including the commit of a transaction
 // that was already writing when the version was read, a transaction rolled back does
-// not, and a commit through the same DB does at once. (Whether a read leaves the snapshot alone is not checked here: other tests
-// write to other databases of the same server at the same time.)
+// not, and a commit through the same DB does at once. (Whether a read leaves the
+// snapshot alone is not checked here: other tests write to other databases of the
+// same server at the same time.)
 func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 	ctx := context.Background()
-	a, url := openTemp(t)
-	b, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoNodes(t)
 	changed := func(from string) func(string) bool {
 		return func(v string) bool { return v != from && fromFeed(v) }
 	}
@@ -126,17 +134,12 @@ func TestDataVersionChangesWithEveryCommitOfAnyNode(t *testing.T) {
 // falls back to the snapshot, which a commit changes at once, and the feed comes back.
 func TestDataVersionSeesCommitsWhileTheFeedIsDown(t *testing.T) {
 	ctx := context.Background()
-	a, url := openTemp(t)
-	b, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoNodes(t)
 	awaitVersion(t, b, "b's change feed never became ready", fromFeed)
 	v0 := awaitVersion(t, a, "the change feed never became ready", fromFeed)
 
 	var killed int
-	err = b.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	err := b.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()`,
 		feedApplication).Scan(&killed)
 	if err != nil || killed != 2 { // a's and b's
