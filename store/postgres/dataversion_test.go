@@ -279,14 +279,9 @@ func TestChangeFeedsEndEachOthersSessionsWhenTheQueueFills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		var pids []int
-		for rows.Next() {
-			var pid int
-			if err := rows.Scan(&pid); err != nil {
-				t.Fatal(err)
-			}
-			pids = append(pids, pid)
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			t.Fatal(err)
 		}
 		return pids
 	}
