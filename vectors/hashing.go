@@ -2,7 +2,6 @@ package vectors
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 
 	"github.com/meridian-catalog/meridian/search"
@@ -49,37 +48,66 @@ const (
 	ngramWeight = 0.35
 )
 
-func (Hashing) embed(text string) []float32 {
-	type feature struct {
-		gram bool // a character n-gram, not a word
-		text string
+// feature is the count of one hashed feature of a text.
+type feature struct {
+	gram bool // a character n-gram, not a word
+	tf   int
+}
+
+// FNV-1a, 64-bit: each feature is hashed as its bytes (an n-gram's after a 1 byte),
+// without allocating them.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+// fnvGram is the hash state after the 1 byte that starts an n-gram.
+var fnvGram = fnvString(fnvOffset, "\x01")
+
+// fnvString continues the FNV-1a hash h over the bytes of s.
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
 	}
-	counts := map[feature]int{}
-	for _, w := range search.Words(text) {
+	return h
+}
+
+// embed counts the features of text by their hash (two features differ by their
+// 64-bit hash, as their position and sign are taken from it), then adds each to its
+// position.
+func (Hashing) embed(text string) []float32 {
+	words := search.Words(text)
+	counts := make(map[uint64]feature, 8*len(words)) // a word and its n-grams: about 8 features
+	var offs []int
+	for _, w := range words {
 		if search.IsStopWord(w) {
 			continue
 		}
-		counts[feature{false, w}]++
-		r := []rune("<" + w + ">")
+		x := fnvString(fnvOffset, w)
+		counts[x] = feature{tf: counts[x].tf + 1}
+		// The n-grams are of the word's runes between < and >, each rune as UTF-8
+		// (an invalid byte as U+FFFD): offs[i] is where rune i starts in g.
+		g := string([]rune("<" + w + ">"))
+		offs = offs[:0]
+		for i := range g {
+			offs = append(offs, i)
+		}
+		offs = append(offs, len(g))
+		runes := len(offs) - 1
 		for n := 3; n <= 4; n++ {
-			for i := 0; i+n <= len(r); i++ {
-				counts[feature{true, string(r[i : i+n])}]++
+			for i := 0; i+n <= runes; i++ {
+				x := fnvString(fnvGram, g[offs[i]:offs[i+n]])
+				counts[x] = feature{gram: true, tf: counts[x].tf + 1}
 			}
 		}
 	}
 	v := make([]float64, HashingDimension)
-	for f, tf := range counts {
-		h := fnv.New64a()
-		if f.gram {
-			h.Write([]byte{1})
-		}
-		h.Write([]byte(f.text))
-		x := h.Sum64()
+	for x, f := range counts {
 		w := wordWeight
 		if f.gram {
 			w = ngramWeight
 		}
-		w *= 1 + math.Log(float64(tf))
+		w *= 1 + math.Log(float64(f.tf))
 		if x>>63 == 1 {
 			w = -w
 		}
