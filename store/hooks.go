@@ -30,43 +30,64 @@ func BeginShort(ctx context.Context, db Driver) (Tx, error) {
 // lock ordering the engine's writes and their change events, for a module's own rows
 // that record no change event (vector embeddings), so that such work neither waits for
 // entity writes nor holds them back. store/postgres has it; store/sqlite has one writer
-// and has not, and BeginUnordered falls back to Begin.
+// and has not: InUnorderedTx joins its group commits instead.
 type UnorderedWriter interface {
 	// BeginUnordered starts a writable transaction without the write lock. The caller
 	// must not write entity rows or change events in it.
 	BeginUnordered(ctx context.Context) (Tx, error)
 }
 
-// BeginUnordered starts a writable transaction for a module's rows that record no
+// beginUnordered starts a writable transaction for a module's rows that record no
 // change event: without the write lock when db is an UnorderedWriter, otherwise as
 // db.Begin(ctx, true).
-func BeginUnordered(ctx context.Context, db Driver) (Tx, error) {
+func beginUnordered(ctx context.Context, db Driver) (Tx, error) {
 	if w, ok := db.(UnorderedWriter); ok {
 		return w.BeginUnordered(ctx)
 	}
 	return db.Begin(ctx, true)
 }
 
-// InModuleTx runs fn in one transaction on db over a module's own rows that record no
-// change event, committing when fn returns nil: a writable one begins as
-// BeginUnordered, a read-only one is rolled back. Errors: the driver's and fn's.
-func InModuleTx(ctx context.Context, db Driver, writable bool, fn func(SQL) error) error {
-	begin := func() (Tx, error) { return db.Begin(ctx, false) }
-	if writable {
-		begin = func() (Tx, error) { return BeginUnordered(ctx, db) }
+// InUnorderedTx runs fn in a writable transaction for a module's own rows that record
+// no change event, and returns nil once fn's writes are committed:
+//
+//   - on a GroupCommitter (SQLite), fn joins the next group commit, in a savepoint of
+//     its own, instead of holding the single writer, and an fsync, for itself while
+//     the engine's writes wait;
+//   - on an UnorderedWriter (PostgreSQL), fn runs in a transaction of its own that does
+//     not take the lock ordering the engine's writes;
+//   - otherwise in a transaction of its own.
+//
+// fn may run more than once (a group whose transaction was lost runs again), so, like
+// any transaction body, it must have no effect outside tx. Errors: the driver's and
+// fn's.
+func InUnorderedTx(ctx context.Context, db Driver, fn func(Tx) error) error {
+	if g, ok := db.(GroupCommitter); ok {
+		return g.Group(ctx, fn)
 	}
-	tx, err := begin()
+	tx, err := beginUnordered(ctx, db)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx.SQL()); err != nil {
-		_ = tx.Rollback()
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
 		return err
 	}
-	if !writable {
-		return tx.Rollback()
-	}
 	return tx.Commit()
+}
+
+// InModuleTx runs fn in one transaction on db over a module's own rows that record no
+// change event: a writable one as InUnorderedTx runs it (fn may run more than once), a
+// read-only one rolled back when fn returns. Errors: the driver's and fn's.
+func InModuleTx(ctx context.Context, db Driver, writable bool, fn func(SQL) error) error {
+	if writable {
+		return InUnorderedTx(ctx, db, func(tx Tx) error { return fn(tx.SQL()) })
+	}
+	tx, err := db.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx.SQL())
 }
 
 // OutboxHead returns, in tx, the sequence number of the newest change event, 0 when

@@ -346,23 +346,20 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // commit applies the change to the in-memory matrices when they were current.
 func (ix *Index) write(ctx context.Context, f func(store.SQL) error, apply func(*memory)) error {
 	// Vectors record no change event: on PostgreSQL their writes need not wait for the
-	// lock that orders entity writes, nor hold them back.
-	tx, err := store.BeginUnordered(ctx, ix.db)
+	// lock that orders entity writes, nor hold them back (store.InUnorderedTx).
+	var g int64
+	err := store.InUnorderedTx(ctx, ix.db, func(tx store.Tx) error {
+		db := tx.SQL()
+		// The generation row first, as a hard delete takes it (removeEntity): two
+		// writers that lock it and vector rows in the same order never wait on each
+		// other in a cycle.
+		var err error
+		if g, err = bumpGeneration(ctx, db); err != nil {
+			return err
+		}
+		return f(db)
+	})
 	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	db := tx.SQL()
-	// The generation row first, as a hard delete takes it (removeEntity): two writers
-	// that lock it and vector rows in the same order never wait on each other in a cycle.
-	g, err := bumpGeneration(ctx, db)
-	if err != nil {
-		return err
-	}
-	if err := f(db); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	ix.mem.applied(g, apply)

@@ -44,6 +44,7 @@ func (s *Service) Handle(ctx context.Context, e meridian.ChangeEvent) error {
 	now := s.now()
 	queued := false
 	err = s.write(ctx, func(tx store.Tx) error {
+		queued = false // fn may run again
 		db := tx.SQL()
 		if opens {
 			if _, err := db.Exec(ctx, `INSERT INTO event_subscription_state (subscription_id, last_seq, updated_at)

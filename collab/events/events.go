@@ -193,17 +193,9 @@ func (s *Service) poke() {
 }
 
 // write runs fn in a writable transaction for the module's own rows, which record no
-// change event: on PostgreSQL it does not take the lock that orders entity writes, so
-// delivery never waits for writers nor holds them back (store.BeginUnordered). It
-// commits when fn returns nil.
+// change event (store.InUnorderedTx): on PostgreSQL it does not take the lock that
+// orders entity writes, so delivery never waits for writers nor holds them back; on
+// SQLite it joins the engine's group commits. fn may run more than once.
 func (s *Service) write(ctx context.Context, fn func(tx store.Tx) error) error {
-	tx, err := store.BeginUnordered(ctx, s.db)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return store.InUnorderedTx(ctx, s.db, fn)
 }
