@@ -11,7 +11,8 @@
 // queue behind long searches holding every reader. Each pool prepares the driver's fixed
 // statements once (stmts.go), so transactions do not parse their SQL again.
 //
-// The engine's write transactions are committed in groups (DB implements
+// The engine's write transactions, and the modules' writes of rows that record no
+// change event (store.InUnorderedTx), are committed in groups (DB implements
 // store.GroupCommitter with a store.Group): writers that arrive while another commits
 // share the next transaction, each in its own savepoint, so one fsync makes several
 // writes durable, and each is acknowledged only after that commit.
