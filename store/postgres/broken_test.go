@@ -100,9 +100,11 @@ func TestAWriteThatLostItsConnectionIsUnavailable(t *testing.T) {
 	r.Rollback()
 }
 
-// stopBackground stops db's background work (the vocabulary's folder and the upkeep),
-// so that it opens no connection while a test terminates them.
+// stopBackground stops db's background work (the vocabulary's folder, the upkeep and
+// the change feed, whose listener would reconnect), so that it opens no connection
+// while a test terminates them.
 func stopBackground(db *DB) {
 	db.vocab.close()
 	db.upkeep.close()
+	db.changes.close()
 }
