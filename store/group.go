@@ -122,7 +122,7 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		c := calls[0]
 		err := c.ctx.Err()
 		if err == nil {
-			err = c.run(tx, c.f)
+			err = c.run(tx)
 		}
 		if err == nil {
 			err = tx.Commit()
@@ -138,9 +138,9 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		}
 		var err error
 		if unguarded(c.ctx) {
-			err = c.run(tx, c.f)
+			err = c.run(tx)
 		} else {
-			err = savepoint(tx, func(tx Tx) error { return c.run(tx, c.f) })
+			err = savepoint(tx, c.run)
 		}
 		if errors.Is(err, errTxLost) {
 			// The transaction is gone: this write fails, the others run again.
@@ -160,16 +160,16 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 	return nil
 }
 
-// run calls f with tx. A panic in f is kept for the writer's goroutine to raise again,
-// and f's transaction counts as lost: f may have left it half written.
-func (c *groupCall) run(tx Tx, f func(Tx) error) (err error) {
+// run calls the write's f with tx. A panic in f is kept for the writer's goroutine to
+// raise again, and the transaction counts as lost: f may have left it half written.
+func (c *groupCall) run(tx Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked = r
 			err = fmt.Errorf("%w: the write panicked: %v", errTxLost, r)
 		}
 	}()
-	return f(tx)
+	return c.f(tx)
 }
 
 // unguardedKey marks a context whose write guards itself (withoutSavepoint).
