@@ -291,11 +291,12 @@ func TestChangeFeedsEndEachOthersSessionsWhenTheQueueFills(t *testing.T) {
 		t.Fatalf("feed sessions %v, want the DB's alone", before)
 	}
 	other := startChangeFeed(cc, 0)
+	defer other.close() // also when the test fails: it would go on ending the DB's feed
 	for end := time.Now().Add(feedWait); slices.Contains(feeds(), before[0]); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("the DB's feed session %d was not ended within %v", before[0], feedWait)
 		}
 	}
-	other.close()
+	other.close() // before the DB's feed can stay back
 	awaitVersion(t, db, "the DB's feed did not come back", fromFeed)
 }
