@@ -373,6 +373,9 @@ func (c *Catalog) Run(ctx context.Context) {
 	wg.Go(func() { c.Billing.Run(ctx) })
 	wg.Go(func() { c.Events.Run(ctx) })
 	wg.Go(func() { c.runGraphSnapshots(ctx) })
+	if m, ok := c.Driver.(store.Maintainer); ok {
+		wg.Go(func() { m.Maintain(ctx) })
+	}
 	wg.Wait()
 	// Every consumer has stopped: the snapshot holds all the graph has applied.
 	c.SaveGraphSnapshot(false)

@@ -6,6 +6,13 @@ import "context"
 // queues behind long queries, and the head of the outbox. Auth's principal cache
 // (auth/cache.go) uses both; the engine's post-commit hook is Config.Notify.
 
+// Maintainer is a Driver capability: background upkeep of the database that the
+// serving process runs (app.Catalog.Run), such as store/sqlite merging its full-text
+// index once the writer is idle. Maintain returns when ctx ends.
+type Maintainer interface {
+	Maintain(ctx context.Context)
+}
+
 // ShortReader is a Driver capability: a small pool of read-only connections reserved
 // for short reads (token verification), so they never wait behind long queries, such
 // as searches, that can hold every connection of the driver's main reader pool.

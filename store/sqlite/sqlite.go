@@ -17,6 +17,9 @@
 // share the next transaction, each in its own savepoint, so one fsync makes several
 // writes durable, and each is acknowledged only after that commit.
 //
+// Once the writer has been idle for a while, DB.Maintain (run by the serving process)
+// merges the full-text index's segments into one (merge.go).
+//
 // A third, one-connection pool answers PRAGMA data_version (dataversion.go), which
 // changes with every commit to the file by any connection or process: the engine's read
 // cache is valid while it does not change (store.DataVersioner).
@@ -38,6 +41,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -75,8 +79,9 @@ type DB struct {
 
 	group *store.Group // commits the engine's concurrent writes together
 
-	dataVersion *dataVersion // PRAGMA data_version on a connection of its own
-	terms       termCache    // query stems' FTS5 terms while the file is unchanged (terms.go)
+	dataVersion *dataVersion  // PRAGMA data_version on a connection of its own
+	commits     atomic.Uint64 // the writable transactions committed (merge.go)
+	terms       termCache     // query stems' FTS5 terms while the file is unchanged (terms.go)
 }
 
 var (

@@ -50,6 +50,9 @@ func (t *tx) Commit() error {
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	if t.writable {
+		t.db.commits.Add(1)
+	}
 	return nil
 }
 
