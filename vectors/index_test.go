@@ -174,6 +174,28 @@ func TestIndexConformance(t *testing.T) {
 				t.Errorf("removed d found: %v", got)
 			}
 		})
+		t.Run("k entities are found when each has several chunks nearer than the next entity", func(t *testing.T) {
+			// Each entity's 4 chunks lie near the query, entity i's nearer than entity
+			// i+1's: the 2·k nearest rows hold fewer than k entities.
+			query := unit(r, dim)
+			want := []string{"k1", "k2", "k3"}
+			for i, id := range append(want, "k4") {
+				var vecs [][]float32
+				for range 4 {
+					v := unit(r, dim)
+					for j := range v {
+						v[j] = query[j] + float32(i+1)*0.05*v[j]
+					}
+					vecs = append(vecs, Normalise(v))
+				}
+				must(ix.Upsert(ctx, entry(id, "chart", "bi", nil, "m3", vecs...)))
+			}
+			hits, err := ix.Search(ctx, Query{Model: "m3", Dim: dim, Vector: query, K: 3})
+			must(err)
+			if got := ids(hits); !slices.Equal(got, want) {
+				t.Errorf("k=3 found %v, want %v", got, want)
+			}
+		})
 		t.Run("prune keeps one model", func(t *testing.T) {
 			must(ix.Upsert(ctx, entry("x", "table", "", nil, "m2", a)))
 			if _, err := ix.Prune(ctx, "m2", dim); err != nil {
