@@ -13,16 +13,18 @@ import (
 // transaction that indexes documents adds one, and FTS5 merges them by level as they
 // pile up. A search reads every segment, so a question costs more on an index left in
 // a dozen segments, as a bulk load leaves it, than on one (about 10% of a hybrid
-// search at 100,000 tables, measured). Maintain merges the segments into one once the
-// writer is idle, in steps short enough that a write arriving meanwhile waits for one
-// step at most, and only when the segments beside the largest hold enough of the
-// index to be worth rewriting it (mergeShare).
+// search at 100,000 tables, measured). Maintain merges the segments into one once no
+// document has been indexed for a while, in steps short enough that a write arriving
+// meanwhile waits for one step at most, and only when the segments beside the largest
+// hold enough of the index to be worth rewriting it (mergeShare). Commits that index
+// nothing (settings, metering, audit) do not hold it back, and documents indexed
+// meanwhile pause it.
 
 // Bounds of the full-text index's merging.
 const (
-	// mergeQuiet is how long no commit must be seen before merging starts.
+	// mergeQuiet is how long no document must have been indexed before merging starts.
 	mergeQuiet = 2 * time.Second
-	// mergeTick is how often Maintain looks for commits.
+	// mergeTick is how often Maintain looks for index writes.
 	mergeTick = 500 * time.Millisecond
 	// mergePages is how many leaf pages one merge step writes, about 25 ms of the
 	// writer at 100,000 tables.
@@ -36,8 +38,7 @@ const (
 var _ store.Maintainer = (*DB)(nil)
 
 // Maintain keeps the full-text index merged until ctx ends (see above). It runs
-// where the catalog serves; a merge step commits like a write, so another process's
-// reads of the file see the data version change.
+// where the catalog serves, and watches that process's index writes only.
 func (db *DB) Maintain(ctx context.Context) {
 	t := time.NewTicker(mergeTick)
 	defer t.Stop()
@@ -56,17 +57,19 @@ func (db *DB) Maintain(ctx context.Context) {
 
 // merger is Maintain's state between ticks.
 type merger struct {
-	commits  uint64    // the writer's commits last seen (DB.commits)
-	version  int64     // the file's data version last seen (other processes' commits)
-	changed  time.Time // when either was last seen to move
+	writes   uint64    // the index writes last seen (DB.indexWrites)
+	changed  time.Time // when they were last seen to move
 	settled  bool      // nothing to merge since changed
 	resuming bool      // a merge was started and paused: go on with it
 }
 
-// tick merges the index when nothing has been committed for mergeQuiet, until it is
-// merged or a commit shows up.
+// tick merges the index when no document has been indexed for mergeQuiet, until it
+// is merged or a document is indexed.
 func (m *merger) tick(ctx context.Context, db *DB, now time.Time) error {
-	if !m.idle(ctx, db, now) || m.settled {
+	if w := db.indexWrites.Load(); w != m.writes {
+		m.writes, m.changed, m.settled = w, now, false
+	}
+	if m.settled || now.Sub(m.changed) < mergeQuiet {
 		return nil
 	}
 	if !m.resuming {
@@ -82,30 +85,14 @@ func (m *merger) tick(ctx context.Context, db *DB, now time.Time) error {
 			return err
 		}
 		m.resuming = !done
-		// The step's own commit moves the data version: it is the new baseline.
-		if m.version, err = db.dataVersionNumber(ctx); err != nil {
-			return err
-		}
 		if done {
 			m.settled = true
 			return nil
 		}
-		if ctx.Err() != nil || db.commits.Load() != m.commits {
-			return nil // a write came: go on when the writer is idle again
+		if ctx.Err() != nil || db.indexWrites.Load() != m.writes {
+			return nil // documents came: go on once they stop
 		}
 	}
-}
-
-// idle reports whether neither this process nor another has committed for mergeQuiet.
-func (m *merger) idle(ctx context.Context, db *DB, now time.Time) bool {
-	v, err := db.dataVersionNumber(ctx)
-	if err != nil {
-		return false
-	}
-	if c := db.commits.Load(); c != m.commits || v != m.version {
-		m.commits, m.version, m.changed, m.settled = c, v, now, false
-	}
-	return now.Sub(m.changed) >= mergeQuiet
 }
 
 // searchFragmented reports whether the full-text index is in several segments whose

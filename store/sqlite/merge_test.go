@@ -124,43 +124,59 @@ func TestASmallChangeToALargeIndexIsNotWorthMerging(t *testing.T) {
 	}
 }
 
-func TestMaintainMergesOnlyOnceTheWriterIsIdle(t *testing.T) {
+func TestMaintainMergesOnceNoDocumentWasIndexedForAWhile(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
 	for i := range 10 {
 		indexDocs(t, db, 30*i, 30)
 	}
 	before := segments(t, db)
+	setting := func(v string) { // a commit that indexes nothing
+		t.Helper()
+		tx, err := db.Begin(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := tx.PutSetting(ctx, "k", v); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type tick struct {
+		at   time.Duration
+		do   func()
+		want int // segments after the tick
+	}
+	run := func(t0 time.Time, m *merger, ticks []tick) {
+		t.Helper()
+		for _, tk := range ticks {
+			if tk.do != nil {
+				tk.do()
+			}
+			if err := m.tick(ctx, db, t0.Add(tk.at)); err != nil {
+				t.Fatal(err)
+			}
+			if n := segments(t, db); n != tk.want {
+				t.Fatalf("after the tick at %v: %d segments, want %d", tk.at, n, tk.want)
+			}
+		}
+	}
 	var m merger
 	t0 := time.Now()
-	for _, step := range []struct {
-		at   time.Duration
-		want int // segments after the tick
-	}{
-		{0, before},              // the commits are seen: the quiet starts now
-		{mergeQuiet / 2, before}, // not quiet long enough
-		{mergeQuiet, 1},          // quiet: merged
-		{2 * mergeQuiet, 1},      // settled
-	} {
-		if err := m.tick(ctx, db, t0.Add(step.at)); err != nil {
-			t.Fatal(err)
-		}
-		if n := segments(t, db); n != step.want {
-			t.Fatalf("after the tick at %v: %d segments, want %d", step.at, n, step.want)
-		}
-	}
-	// A write starts the quiet again.
-	indexDocs(t, db, 300, 30)
+	run(t0, &m, []tick{
+		{0, nil, before}, // the index writes are seen: the quiet starts
+		{mergeQuiet / 2, func() { setting("1") }, before}, // not quiet long enough
+		{mergeQuiet, func() { setting("2") }, 1},          // other commits do not hold it back
+		{2 * mergeQuiet, nil, 1},                          // settled
+	})
+	// Indexing starts the quiet again.
 	t1 := t0.Add(3 * mergeQuiet)
-	for _, step := range []struct {
-		at   time.Duration
-		want int
-	}{{0, 2}, {mergeQuiet / 2, 2}, {mergeQuiet, 1}} {
-		if err := m.tick(ctx, db, t1.Add(step.at)); err != nil {
-			t.Fatal(err)
-		}
-		if n := segments(t, db); n != step.want {
-			t.Fatalf("after the write, tick at %v: %d segments, want %d", step.at, n, step.want)
-		}
-	}
+	run(t1, &m, []tick{
+		{0, func() { indexDocs(t, db, 300, 30) }, 2},
+		{mergeQuiet / 2, nil, 2},
+		{mergeQuiet, nil, 1},
+	})
 }

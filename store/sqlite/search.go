@@ -51,6 +51,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	t.indexed = true
 	var before string
 	if err := t.queryRow(ctx, stmtVocabularyOf, d.ID).Scan(&before); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: index: %w", err)
@@ -99,6 +100,7 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	t.indexed = true
 	if err := t.flushFTS(ctx); err != nil {
 		return err
 	}

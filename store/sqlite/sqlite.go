@@ -80,7 +80,7 @@ type DB struct {
 	group *store.Group // commits the engine's concurrent writes together
 
 	dataVersion *dataVersion  // PRAGMA data_version on a connection of its own
-	commits     atomic.Uint64 // the writable transactions committed (merge.go)
+	indexWrites atomic.Uint64 // the commits that changed the full-text index (merge.go)
 	terms       termCache     // query stems' FTS5 terms while the file is unchanged (terms.go)
 }
 

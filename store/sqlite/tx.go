@@ -30,6 +30,7 @@ type tx struct {
 	modules  []store.Module      // the modules the database was opened with
 	modStmts *moduleStmts        // the pool's prepared module statements
 	fts      []ftsRow            // full-text rows held back (search.go)
+	indexed  bool                // the transaction changed the full-text index
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -50,8 +51,8 @@ func (t *tx) Commit() error {
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
-	if t.writable {
-		t.db.commits.Add(1)
+	if t.indexed {
+		t.db.indexWrites.Add(1)
 	}
 	return nil
 }
