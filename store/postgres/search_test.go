@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/storetest"
 )
 
@@ -26,4 +28,40 @@ func TestSearchBeyondTheContract(t *testing.T) {
 		{Name: "no fuzzy match for several words", Q: words("xustomer", "zqxw"), Want: "", Total: 0, Relaxed: true},
 		{Name: "a term that is not a word is invalid", Q: words("x' | y:*"), Code: meridian.EInvalid},
 	})
+}
+
+// A search's statements are planned for their parameters, never on a generic plan
+// (see tx.Search), and only within the search's transaction.
+func TestASearchPlansItsStatementsForTheirParameters(t *testing.T) {
+	db, _ := openTemp(t)
+	storetest.IndexSearchDocs(t, db)
+	ctx := context.Background()
+	setting := func(tx store.Tx) string {
+		t.Helper()
+		var mode string
+		if err := tx.SQL().QueryRow(ctx, "SELECT current_setting('plan_cache_mode')").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		return mode
+	}
+	tx, err := db.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := setting(tx)
+	if _, err := tx.Search(ctx, search.Query{Terms: []string{"customer"}, Size: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if got := setting(tx); got != "force_custom_plan" {
+		t.Errorf("plan_cache_mode in the search's transaction = %q, want force_custom_plan", got)
+	}
+	tx.Rollback()
+	next, err := db.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Rollback()
+	if got := setting(next); got != before {
+		t.Errorf("plan_cache_mode after the search's transaction = %q, want %q as before", got, before)
+	}
 }
