@@ -19,10 +19,10 @@ func (r *report) semanticMarkdown() string {
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `PUT /api/v1/tables/bulk`, with the hashing embedder "+
 		"(`MERIDIAN_EMBEDDER=hashing`). Questions are natural sentences over the catalog's vocabulary "+
 		"(\"which table has the daily refund figures per customer?\"), the same ones in the same order on every row; "+
-		"%d samples after %d warm-up calls, one at a time, once every outbox consumer has caught up and the server's own work has settled (under 10%% of a core over 2 s, such as the graph snapshot a large load leaves). Goal (issue 9): semantic and hybrid p50 ≤ 25 ms at 100,000 "+
+		"%d samples after %d warm-up calls, one at a time, once every outbox consumer has caught up and the server's own work has settled (under %.0f%% of a core over %s, such as the graph snapshot a large load leaves or, on SQLite, the merge of the full-text index). Goal (issue 9): semantic and hybrid p50 ≤ 25 ms at 100,000 "+
 		"entities. The floor is the same vector search in-process on the same database, the server stopped: "+
 		"embedding the question and `vectors.Index.Search` (k = 100, tables), with no HTTP, authorization or "+
-		"document loading. Latencies in ms.\n\n", r.semanticN, columnsPer, r.samples, warmups(r.samples))
+		"document loading. Latencies in ms.\n\n", r.semanticN, columnsPer, r.samples, warmups(r.samples), settleBusy*100, settleWindow)
 
 	var cols []*semanticResult
 	for _, d := range r.semantic {
