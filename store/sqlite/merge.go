@@ -64,8 +64,13 @@ type merger struct {
 }
 
 // tick merges the index when no document has been indexed for mergeQuiet, until it
-// is merged or a document is indexed.
-func (m *merger) tick(ctx context.Context, db *DB, now time.Time) error {
+// is merged or a document is indexed. After an error it waits mergeQuiet again.
+func (m *merger) tick(ctx context.Context, db *DB, now time.Time) (err error) {
+	defer func() {
+		if err != nil {
+			m.changed = now
+		}
+	}()
 	if w := db.indexWrites.Load(); w != m.writes {
 		m.writes, m.changed, m.settled = w, now, false
 	}
