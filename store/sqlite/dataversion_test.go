@@ -13,20 +13,7 @@ import (
 func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPair(t)
-	put := func(db *DB, v string) {
-		t.Helper()
-		tx, err := db.Begin(ctx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		if err := tx.PutSetting(ctx, "k", v); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(db *DB, v string) { putSetting(t, db, v) }
 	version := func() int64 {
 		t.Helper()
 		v, err := a.dataVersionNumber(ctx)

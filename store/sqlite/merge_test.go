@@ -72,16 +72,24 @@ func answers(t *testing.T, db *DB) [][]string {
 	return out
 }
 
-func TestMergingTheFullTextIndexLeavesOneSegmentAndTheSameAnswers(t *testing.T) {
+// fragmented opens a database whose full-text index holds 300 documents indexed in
+// 10 transactions, and returns it with its number of segments (several).
+func fragmented(t *testing.T) (*DB, int) {
+	t.Helper()
 	db, _ := openTemp(t)
-	ctx := context.Background()
 	for i := range 10 {
 		indexDocs(t, db, 30*i, 30)
 	}
-	before := segments(t, db)
-	if before < 2 {
-		t.Fatalf("the index has %d segment(s) after 10 transactions: the test needs several", before)
+	n := segments(t, db)
+	if n < 2 {
+		t.Fatalf("the index has %d segment(s) after 10 transactions: the test needs several", n)
 	}
+	return db, n
+}
+
+func TestMergingTheFullTextIndexLeavesOneSegmentAndTheSameAnswers(t *testing.T) {
+	db, before := fragmented(t)
+	ctx := context.Background()
 	want := answers(t, db)
 	if frag, err := db.searchFragmented(ctx); err != nil || !frag {
 		t.Fatalf("searchFragmented = %v, %v with %d segments of similar size, want true", frag, err, before)
@@ -125,26 +133,9 @@ func TestASmallChangeToALargeIndexIsNotWorthMerging(t *testing.T) {
 }
 
 func TestMaintainMergesOnceNoDocumentWasIndexedForAWhile(t *testing.T) {
-	db, _ := openTemp(t)
+	db, before := fragmented(t)
 	ctx := context.Background()
-	for i := range 10 {
-		indexDocs(t, db, 30*i, 30)
-	}
-	before := segments(t, db)
-	setting := func(v string) { // a commit that indexes nothing
-		t.Helper()
-		tx, err := db.Begin(ctx, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		if err := tx.PutSetting(ctx, "k", v); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setting := func(v string) { putSetting(t, db, v) } // a commit that indexes nothing
 	type tick struct {
 		at   time.Duration
 		do   func()

@@ -52,6 +52,23 @@ func openPair(t *testing.T) (a, b *DB) {
 
 // findIDs returns the sorted ids of the documents tx's strict keyword search for word
 // finds (the first 10).
+// putSetting commits setting k = v in a write transaction of its own.
+func putSetting(t *testing.T, db *DB, v string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.PutSetting(ctx, "k", v); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func findIDs(t *testing.T, tx store.Tx, word string) []string {
 	t.Helper()
 	res, err := tx.Search(context.Background(), search.Query{Terms: []string{word}, Strict: true, Size: 10})
