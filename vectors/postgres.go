@@ -38,8 +38,8 @@ USING hnsw ((embedding::halfvec(%[1]d)) halfvec_cosine_ops) WITH (m = 16, ef_con
 
 // Bounds of hnsw.ef_search, the candidate list of an HNSW scan's first pass. An
 // iterative scan goes on past it until the LIMIT is met, so it need not cover the
-// LIMIT; a larger one costs time on every search (EXPLAIN ANALYZE at 10,000 rows, the
-// 400 rows of a k=100 search: 20 ms at 1,000, 6.9 ms at 200, 5.5 ms at 100, in one run;
+// LIMIT; a larger one costs time on every search (EXPLAIN ANALYZE at 10,000 rows, a
+// search for 400 rows: 20 ms at 1,000, 6.9 ms at 200, 5.5 ms at 100, in one run;
 // the gap was smaller in others), and 100 let recall@10 on 10,000 vectors fall to
 // 0.948 in one run.
 const (
