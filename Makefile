@@ -2,7 +2,7 @@
 # puts the `meridian` binary on the PATH; `make test` runs every check CI runs.
 GO       ?= go
 PREFIX   ?= /usr/local
-FUZZTIME ?= 8s
+FUZZTIME ?= 5s
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 

@@ -14,7 +14,7 @@
 # counts as passed only if the replay passes, and the script says so.
 set -euo pipefail
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-8s}
+FUZZTIME=${FUZZTIME:-5s}
 cache=$("$GO" env GOCACHE)
 module=$("$GO" list -m)
 bins=$(mktemp -d)
