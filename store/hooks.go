@@ -8,7 +8,7 @@ import "context"
 
 // Maintainer is a Driver capability: background upkeep of the database that the
 // serving process runs (app.Catalog.Run), such as store/sqlite merging its full-text
-// index once the writer is idle. Maintain returns when ctx ends.
+// index once documents stop being indexed. Maintain returns when ctx ends.
 type Maintainer interface {
 	Maintain(ctx context.Context)
 }
