@@ -12,8 +12,8 @@ import (
 // Settling: once the outbox consumers have caught up, the server may still be busy on
 // work of its own (the embedded graph writes a snapshot after a large load, several
 // seconds at 100,000 tables; on SQLite the full-text index is merged once no document
-// has been indexed for two seconds), which would land in the first timed row. The window is
-// longer than that quiet, so a merge about to start is seen.
+// has been indexed for two seconds), which would land in the first timed row. The
+// window is longer than that quiet, so a merge about to start is seen.
 const (
 	settleWindow = 3 * time.Second
 	settleBusy   = 0.10 // of one core, over settleWindow

@@ -17,8 +17,8 @@
 // share the next transaction, each in its own savepoint, so one fsync makes several
 // writes durable, and each is acknowledged only after that commit.
 //
-// Once the writer has been idle for a while, DB.Maintain (run by the serving process)
-// merges the full-text index's segments into one (merge.go).
+// Once no document has been indexed for a while, DB.Maintain (run by the serving
+// process) merges the full-text index's segments into one (merge.go).
 //
 // A third, one-connection pool answers PRAGMA data_version (dataversion.go), which
 // changes with every commit to the file by any connection or process: the engine's read
