@@ -37,9 +37,13 @@ import (
 // Elasticsearch's match_all), in FQN order.
 const (
 	bm25Weights = "10.0, 8.0, 3.0, 1.0"
-	tierScore   = `CASE WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 4
- WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3
- WHEN seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2 ELSE 1 END`
+	// tierScore tests the widest tier first: SQLite builds the set of an IN subquery
+	// the first time it is asked, so the narrower tiers' sets (each a full-text match
+	// as costly as the search's own) are built only when some document is in the
+	// wider one, which few are.
+	tierScore = `CASE WHEN seq NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 1
+ WHEN seq NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 2
+ WHEN seq NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?) THEN 3 ELSE 4 END`
 	nameBonus    = `CASE WHEN d.name_words = ? THEN 2 WHEN substr(d.name_words, 1, length(?)) = ? THEN 1 ELSE 0 END`
 	groupMatched = `(d.seq IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?))`
 )
@@ -584,7 +588,7 @@ func scoring(groups, terms [][]string, all bool, levels []string) score {
 		parts:     "(" + matched + ") AS m, (" + nameBonus + ") AS bonus, bm25(search_fts, " + bm25Weights + ") AS b",
 		partArgs:  slices.Concat(matchedArgs, []any{p, p, p}),
 		score:     fmt.Sprintf("(20 * m + 4 * (CASE WHEN m < %d THEN 1 ELSE %s END) + bonus + (-%s) / (1.0 - %s))", len(terms), tierScore, bm, bm),
-		scoreArgs: []any{matchExpr(terms, true, "{name}"), matchExpr(terms, true, "{name display}"), matchExpr(terms, true, "{name display description}")},
+		scoreArgs: []any{matchExpr(terms, true, "{name display description}"), matchExpr(terms, true, "{name display}"), matchExpr(terms, true, "{name}")},
 	}
 }
 
