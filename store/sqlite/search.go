@@ -337,7 +337,7 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 	if err := t.flushFTS(ctx); err != nil {
 		return search.Result{}, err
 	}
-	k := &keywordIndex{t: t, terms: map[string][]string{}}
+	k := &keywordIndex{t: t, terms: map[string][]string{}, empty: map[string]bool{}}
 	if !t.writable {
 		// A write transaction's search sees its own uncommitted terms: it shares none.
 		k.view, k.shared = t.termsAt(ctx)
@@ -349,12 +349,15 @@ func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) 
 // terms keeps each stem's FTS5 alternatives (termsStarting), which the search's HasWord
 // and its up to three Match calls would otherwise read again; when shared, view is the
 // database's term cache (terms.go) at the search's start, which the searches after it
-// read too.
+// read too. empty holds the MATCH expressions that the search counted no document of
+// (with its filters, the same in every Match call): a page's ranking need not test
+// whether a document is in one of them.
 type keywordIndex struct {
 	t      *tx
 	terms  map[string][]string
 	view   termView
 	shared bool
+	empty  map[string]bool
 }
 
 // HasWord implements store.KeywordIndex.
@@ -425,10 +428,13 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 	if err := t.tx.QueryRowContext(ctx, count, countArgs...).Scan(&res.Total); err != nil {
 		return search.Result{}, fmt.Errorf("sqlite: search count: %w", err)
 	}
+	if expr != "" && res.Total == 0 {
+		k.empty[expr] = true
+	}
 	var levels []string
 	pageArgs := args
 	if expr != "" && !all && q.Size > 0 && q.From < res.Total {
-		if levels, err = t.narrow(ctx, terms, max(q.From+q.Size, 1), countUpTo, args); err != nil {
+		if levels, err = t.narrow(ctx, terms, max(q.From+q.Size, 1), countUpTo, args, k.empty); err != nil {
 			return search.Result{}, err
 		}
 		if len(levels) > 0 {
@@ -441,7 +447,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		if expr == "" {
 			rows, err = t.matchAll(ctx, q, from+filter, pageArgs)
 		} else {
-			rows, err = t.page(ctx, q, groups, terms, all, levels, from+filter, pageArgs)
+			rows, err = t.page(ctx, q, groups, terms, all, levels, k.empty, from+filter, pageArgs)
 		}
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
@@ -469,8 +475,8 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 // once, in a subquery that OFFSET 0 keeps SQLite from flattening into the ranking: the
 // ranking uses BM25 and the words matched twice each, and each use would cost FTS5
 // another call.
-func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, from string, args []any) (*sql.Rows, error) {
-	sc := scoring(groups, terms, all, levels)
+func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, empty map[string]bool, from string, args []any) (*sql.Rows, error) {
+	sc := scoring(groups, terms, all, levels, empty)
 	return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT seq, fqn, id, "+sc.score+
 		" AS score FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id, "+sc.parts+from+" LIMIT -1 OFFSET 0)"+
 		" ORDER BY score DESC, fqn, id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq ORDER BY p.score DESC, p.fqn, p.id",
@@ -512,8 +518,9 @@ func (t *tx) matchAll(ctx context.Context, q search.Query, from string, args []a
 // an any-word question otherwise scores across most of a large catalog (1 to 2 s at
 // 100,000 tables). count counts a MATCH's documents up to a limit, with args (the
 // first is the MATCH expression) and the limit, need, after them. narrow returns the
-// levels it counted, the chosen one last, or nil when none fills the page.
-func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any) ([]string, error) {
+// levels it counted, the chosen one last, or nil when none fills the page; it adds
+// those it counted no document of to empty.
+func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count string, args []any, empty map[string]bool) ([]string, error) {
 	levels := store.NarrowingLevels(groups, func(g [][]string) string { return matchExpr(g, true, "") }, " OR ")
 	for i, level := range levels {
 		levelArgs := append(slices.Clone(args), need)
@@ -524,6 +531,9 @@ func (t *tx) narrow(ctx context.Context, groups [][]string, need int, count stri
 		}
 		if n >= need {
 			return levels[:i+1], nil
+		}
+		if n == 0 {
+			empty[level] = true
 		}
 	}
 	return nil, nil
@@ -546,8 +556,9 @@ type score struct {
 // subset of terms: BM25 sums over the expression's phrases, and FTS5 counts a phrase
 // only in the subsets that match, so a document holding j groups has each of its
 // phrases counted C(j-1, level-1) times. Dividing by that gives the whole
-// expression's BM25, so a page's scores do not depend on narrowing. levels are narrow's.
-func scoring(groups, terms [][]string, all bool, levels []string) score {
+// expression's BM25, so a page's scores do not depend on narrowing. levels are narrow's;
+// empty holds expressions known to match no document the page ranks.
+func scoring(groups, terms [][]string, all bool, levels []string, empty map[string]bool) score {
 	matched := fmt.Sprint(len(terms))
 	var matchedArgs []any
 	level := 0
@@ -555,10 +566,14 @@ func scoring(groups, terms [][]string, all bool, levels []string) score {
 	case len(levels) > 0:
 		// A narrowed document holds level groups, and one more for each higher
 		// level (up to all of them) it is in. Those sets are smaller than the page:
-		// narrow went on to lower levels only while they were.
+		// narrow went on to lower levels only while they were. An empty one adds
+		// nothing, and building its set would cost as much as a search.
 		level = len(terms) - len(levels)
 		each := []string{fmt.Sprint(level)}
 		for _, e := range slices.Concat([]string{matchExpr(terms, true, "")}, levels[:len(levels)-1]) {
+			if empty[e] {
+				continue
+			}
 			each = append(each, groupMatched)
 			matchedArgs = append(matchedArgs, e)
 		}
