@@ -13,7 +13,6 @@ import (
 func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPair(t)
-	put := func(db *DB, v string) { putSetting(t, db, v) }
 	version := func() int64 {
 		t.Helper()
 		v, err := a.dataVersionNumber(ctx)
@@ -32,12 +31,12 @@ func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	if v := version(); v != v0 {
 		t.Fatalf("a read changed data_version: %d to %d", v0, v)
 	}
-	put(a, "1")
+	putSetting(t, a, "1")
 	v1 := version()
 	if v1 == v0 {
 		t.Fatal("a commit by this DB's writer did not change data_version")
 	}
-	put(b, "2")
+	putSetting(t, b, "2")
 	if v := version(); v == v1 {
 		t.Fatal("a commit by another DB on the same file did not change data_version")
 	}

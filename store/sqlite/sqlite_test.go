@@ -50,8 +50,6 @@ func openPair(t *testing.T) (a, b *DB) {
 	return a, b
 }
 
-// findIDs returns the sorted ids of the documents tx's strict keyword search for word
-// finds (the first 10).
 // putSetting commits setting k = v in a write transaction of its own.
 func putSetting(t *testing.T, db *DB, v string) {
 	t.Helper()
@@ -69,6 +67,8 @@ func putSetting(t *testing.T, db *DB, v string) {
 	}
 }
 
+// findIDs returns the sorted ids of the documents tx's strict keyword search for word
+// finds (the first 10).
 func findIDs(t *testing.T, tx store.Tx, word string) []string {
 	t.Helper()
 	res, err := tx.Search(context.Background(), search.Query{Terms: []string{word}, Strict: true, Size: 10})
