@@ -52,6 +52,7 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 		// a walk of its growing statement journal at the end of every statement.
 		err := s.inTx(withoutSavepoint(ctx), func(tx Tx) error {
 			cctx := withChunk(ctx, tx)
+			seen := seenRows{} // rows found while only prepared creates wrote
 			for i := range chunk {
 				if err := ctx.Err(); err != nil {
 					if i > 0 {
@@ -63,7 +64,7 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 				}
 				if pcs != nil && pcs[i] != nil {
 					// No savepoint: commitCreate needs none (its errors wrap errTxLost).
-					res, ok, err := s.commitCreate(ctx, tx, p, k, pcs[i])
+					res, ok, err := s.commitCreate(ctx, tx, p, k, pcs[i], seen)
 					if errors.Is(err, errTxLost) {
 						return err
 					}
@@ -72,6 +73,7 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 						continue
 					}
 				}
+				clear(seen) // the usual path may change any row
 				res, err := s.CreateOrUpdate(cctx, p, k.Name, bodies[start+i])
 				if errors.Is(err, errTxLost) {
 					return err // the chunk's transaction is gone: nothing more runs in it

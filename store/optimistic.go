@@ -34,9 +34,10 @@ import (
 
 // precreate is a create drafted, checked and encoded against a read snapshot.
 type precreate struct {
-	reads *readSet
-	d     draft
-	st    staged
+	reads  *readSet
+	d      draft
+	st     staged
+	answer meridian.Entity // the entity as the caller is answered with it
 }
 
 // optimistic reports whether creates in ctx are prepared outside the writer: when
@@ -74,7 +75,7 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 	if err != nil || rs.unreplayed {
 		return nil
 	}
-	return &precreate{reads: rs, d: d, st: st}
+	return &precreate{reads: rs, d: d, st: st, answer: s.shape(p, k, d.entity, nil)}
 }
 
 // precreateAll prepares the creates of bodies in parallel; an element is nil where
@@ -112,7 +113,7 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 	}
 	var res Result
 	err := s.inTx(pc.context(ctx), func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc)
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc, nil)
 		if ok {
 			res = r
 			return err
@@ -126,12 +127,13 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 }
 
 // commitCreate writes a prepared create in tx when its reads still answer as they did,
-// and reports whether it did (ok false: nothing was written, take the usual path). It
+// and reports whether it did (ok false: nothing was written, take the usual path). The
+// rows in seen are not read again (readSet.replay); seen may be nil. It
 // needs no savepoint: the replayed reads leave nothing that can refuse the write (the
 // FQN is free, the id new), so an error is the database's, and it wraps errTxLost:
 // the transaction may hold part of the write.
-func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, pc *precreate) (res Result, ok bool, err error) {
-	if pc == nil || !pc.reads.replay(ctx, tx) {
+func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, pc *precreate, seen seenRows) (res Result, ok bool, err error) {
+	if pc == nil || !pc.reads.replay(ctx, tx, seen) {
 		return Result{}, false, nil
 	}
 	st := pc.st
@@ -145,7 +147,7 @@ func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principa
 	if err != nil {
 		return Result{}, true, fmt.Errorf("%w: %w", errTxLost, err)
 	}
-	return Result{Entity: s.shape(p, k, pc.d.entity, nil), Change: meridian.EventEntityCreated, Created: true}, true, nil
+	return Result{Entity: pc.answer, Change: meridian.EventEntityCreated, Created: true}, true, nil
 }
 
 // context returns the context a prepared create's write runs in: without a savepoint

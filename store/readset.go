@@ -27,8 +27,9 @@ type readSet struct {
 	Tx
 	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares (not rows)
 	unreplayed bool                                    // a read that cannot be replayed was made
-	rows       map[RowKey]rowRead                      // the rows read, by key
-	rowReads   []func(ctx context.Context, tx Tx) bool // the rows' re-reads, in order
+	rows       map[RowKey]rowRead                               // the rows read, by key
+	order      []RowKey                                         // their keys, in the order read
+	rowReads   map[RowKey]func(ctx context.Context, tx Tx) bool // the rows' re-reads
 }
 
 // rowRead is the answer to a row read.
@@ -48,18 +49,22 @@ func (r *readSet) row(ctx context.Context, key RowKey, read func(ctx context.Con
 		r.rows = map[RowKey]rowRead{}
 	}
 	r.rows[key] = rowRead{row, err}
-	r.recordRow(row, err, read)
+	r.recordRow(key, row, err, read)
 	return row, err
 }
 
 // recordRow records a read of one row, or of its absence.
-func (r *readSet) recordRow(row Row, err error, again func(ctx context.Context, tx Tx) (Row, error)) {
+func (r *readSet) recordRow(key RowKey, row Row, err error, again func(ctx context.Context, tx Tx) (Row, error)) {
 	switch code := meridian.ErrorCode(err); {
 	case err == nil, code == meridian.ENotFound:
-		r.rowReads = append(r.rowReads, func(ctx context.Context, tx Tx) bool {
+		if r.rowReads == nil {
+			r.rowReads = map[RowKey]func(ctx context.Context, tx Tx) bool{}
+		}
+		r.order = append(r.order, key)
+		r.rowReads[key] = func(ctx context.Context, tx Tx) bool {
 			now, nowErr := again(ctx, tx)
 			return sameAnswer(row, err, now, nowErr)
-		})
+		}
 	default:
 		r.unreplayed = true
 	}
@@ -138,27 +143,37 @@ func (r *readSet) SQL() SQL {
 }
 
 // replay reports whether every recorded read answers in tx as it did.
-// The rows are read again in one call on a RowBatcher, one by one otherwise.
-func (r *readSet) replay(ctx context.Context, tx Tx) bool {
+// The rows are read again in one call on a RowBatcher, one by one otherwise. A row
+// that seen holds is not read again: seen is what tx answered for rows found in it
+// (nil for none), and replay adds the rows it finds.
+func (r *readSet) replay(ctx context.Context, tx Tx, seen seenRows) bool {
 	if r.unreplayed {
 		return false
 	}
 	if b, ok := tx.(RowBatcher); ok && len(r.rows) > 1 {
 		keys := make([]RowKey, 0, len(r.rows))
-		for key := range r.rows {
-			keys = append(keys, key)
+		for key, was := range r.rows {
+			if !seen.holds(key, was) {
+				keys = append(keys, key)
+			}
 		}
 		rows, errs := b.GetRows(ctx, keys)
 		for i, key := range keys {
 			if was := r.rows[key]; !sameAnswer(was.row, was.err, rows[i], errs[i]) {
 				return false
 			}
+			seen.add(key, r.rows[key])
 		}
 	} else {
-		for _, read := range r.rowReads {
-			if !read(ctx, tx) {
+		for _, key := range r.order {
+			was := r.rows[key]
+			if seen.holds(key, was) {
+				continue
+			}
+			if !r.rowReads[key](ctx, tx) {
 				return false
 			}
+			seen.add(key, was)
 		}
 	}
 	for _, read := range r.reads {
@@ -167,6 +182,27 @@ func (r *readSet) replay(ctx context.Context, tx Tx) bool {
 		}
 	}
 	return true
+}
+
+// seenRows is what a write transaction answered for rows found in it, while that
+// answer stands: BulkCreateOrUpdate keeps one across the prepared creates of a chunk,
+// which only insert new entities (their rows, relations, snapshots, search documents
+// and events), so the rows of other entities that one create's replay found (the
+// parent, tags, classifications that a chunk's tables share) answer alike for the next,
+// and are not read again. An absence is never kept: an inserted entity may fill it.
+type seenRows map[RowKey]Row
+
+// holds reports whether seen has key's row, found, as was answered it.
+func (seen seenRows) holds(key RowKey, was rowRead) bool {
+	row, ok := seen[key]
+	return ok && was.err == nil && sameRow(row, was.row)
+}
+
+// add keeps a row found.
+func (seen seenRows) add(key RowKey, was rowRead) {
+	if seen != nil && was.err == nil {
+		seen[key] = was.row
+	}
 }
 
 // sameAnswer reports whether a row read answered now (row, err) as it did (was,
