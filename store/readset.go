@@ -25,8 +25,8 @@ import (
 // replayed once: in one snapshot, and in one write transaction, it answers alike.
 type readSet struct {
 	Tx
-	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares (not rows)
-	unreplayed bool                                    // a read that cannot be replayed was made
+	reads      []func(ctx context.Context, tx Tx) bool          // each re-reads and compares (not rows)
+	unreplayed bool                                             // a read that cannot be replayed was made
 	rows       map[RowKey]rowRead                               // the rows read, by key
 	order      []RowKey                                         // their keys, in the order read
 	rowReads   map[RowKey]func(ctx context.Context, tx Tx) bool // the rows' re-reads
