@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/google/uuid"
 )
 
 // Entity is a catalog entity document: the JSON object a client sees. Numbers are float64,
@@ -64,6 +66,12 @@ func CloneValue(v any) any {
 	}
 	return v
 }
+
+// NewID returns a new id for an entity or a recorded row (a change event, an audit or
+// ledger entry): a version 7 UUID, whose leading bits are the time it was made. Ids made
+// one after another are ordered, so an index keyed by id takes each new row at its end
+// instead of at a random page, and a commit writes fewer pages.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // DecodeEntity parses a JSON object into an Entity.
 func DecodeEntity(b []byte) (Entity, error) {

@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -85,7 +83,7 @@ func label(s string) string {
 
 // entry builds the ledger entry of an action from its attribution (without price).
 func (s *Service) entry(a Attribution, feature, action string, units int64, entities []EntityRef) Entry {
-	e := Entry{ID: uuid.NewString(), Ts: s.now().UnixMilli(), Feature: feature, Action: label(action), App: a.App,
+	e := Entry{ID: meridian.NewID(), Ts: s.now().UnixMilli(), Feature: feature, Action: label(action), App: a.App,
 		User: "system", Agent: label(a.Agent), Conversation: label(a.Conversation), Units: units}
 	if e.App == "" {
 		e.App = AppSystem

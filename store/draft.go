@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 )
 
@@ -56,7 +55,7 @@ func (s *Entities) draft(ctx context.Context, tx Tx, p *meridian.Principal, k *m
 		return draft{}, err
 	}
 	now := float64(s.now().UnixMilli())
-	id := uuid.NewString()
+	id := meridian.NewID()
 	e["id"] = id
 	e["fullyQualifiedName"] = fqn
 	e["version"] = meridian.InitialVersion.Float()

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 )
 
@@ -516,6 +515,6 @@ func sameEdgeDoc(a, b []byte) bool {
 func (s *Entities) lineageEvent(ctx context.Context, tx Tx, p *meridian.Principal, typ string, to Row, toDoc meridian.Entity, cd *meridian.ChangeDescription) error {
 	k, _ := s.reg.Kind(to.Kind)
 	ev := s.event(p, typ, k, s.masked(k, toDoc), cd)
-	ev.ID = uuid.NewString()
+	ev.ID = meridian.NewID()
 	return tx.AppendEvent(ctx, ev)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 
-	"github.com/google/uuid"
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
 )
@@ -267,7 +266,7 @@ func (s *Entities) removeTree(ctx context.Context, tx Tx, id string) error {
 
 // event builds a change event for an entity.
 func (s *Entities) event(p *meridian.Principal, typ string, k *meridian.Kind, e meridian.Entity, cd *meridian.ChangeDescription) meridian.ChangeEvent {
-	ev := meridian.ChangeEvent{ID: uuid.NewString(), EventType: k.EventType(typ), EntityType: k.Name, EntityID: e.ID(),
+	ev := meridian.ChangeEvent{ID: meridian.NewID(), EventType: k.EventType(typ), EntityType: k.Name, EntityID: e.ID(),
 		EntityFQN: e.FQN(), UserName: principalName(p), Timestamp: s.now().UnixMilli(),
 		CurrentVersion: e.Version().Float(), ChangeDescription: cd, Entity: e}
 	if cd != nil {

@@ -28,8 +28,6 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
 )
@@ -92,7 +90,7 @@ type Entry struct {
 // normalized fills the id and outcome and bounds the fields.
 func (e Entry) normalized() Entry {
 	if e.ID == "" {
-		e.ID = uuid.NewString()
+		e.ID = meridian.NewID()
 	}
 	if e.Outcome == "" {
 		e.Outcome = OutcomeSuccess
