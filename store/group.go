@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -24,7 +25,8 @@ const MaxGroup = 64
 // transaction, then at once the writes that queued meanwhile, and ends when none is
 // left; the next write starts another. Each write runs in a savepoint of that
 // transaction, so a write that fails is rolled back alone and gets its own error, and
-// the others commit. A write alone commits at once, with no delay.
+// the others commit (a write that guards itself, withoutSavepoint, runs without one,
+// after the others). A write alone commits at once, with no delay.
 //
 // The committer, not each writer in turn, runs the groups one after another: handing
 // the lead from one waiting writer to the next cost each group a goroutine wake-up, and
@@ -130,6 +132,13 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		finish(c, err)
 		return nil
 	}
+	// The writes that run without a savepoint go last: they are the creates, whose
+	// full-text rows SQLite then writes out once, as one index segment at the commit,
+	// where every savepoint after them would write out those held so far as a segment
+	// of its own. Writes that wait together are concurrent, so any order is theirs.
+	calls = slices.Concat(
+		slices.DeleteFunc(slices.Clone(calls), func(c *groupCall) bool { return unguarded(c.ctx) }),
+		slices.DeleteFunc(slices.Clone(calls), func(c *groupCall) bool { return !unguarded(c.ctx) }))
 	var ok []*groupCall
 	for i, c := range calls {
 		if err := c.ctx.Err(); err != nil {

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// loggingTx is a write transaction that logs its statements and commits.
+type loggingTx struct {
+	Tx
+	mu  *sync.Mutex
+	log *[]string
+}
+
+func (t loggingTx) SQL() SQL { return t }
+
+func (t loggingTx) Dialect() Dialect { return DialectSQLite }
+
+func (t loggingTx) Exec(_ context.Context, query string, _ ...any) (int64, error) {
+	t.note(query)
+	return 0, nil
+}
+
+func (t loggingTx) Query(context.Context, string, ...any) (Rows, error) { panic("not used") }
+
+func (t loggingTx) QueryRow(context.Context, string, ...any) Scanner { panic("not used") }
+
+func (t loggingTx) Commit() error { t.note("COMMIT"); return nil }
+
+func (t loggingTx) Rollback() error { return nil }
+
+func (t loggingTx) note(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	*t.log = append(*t.log, s)
+}
+
+func TestGroupRunsTheWritesWithoutASavepointLast(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	first := make(chan struct{})
+	release := make(chan struct{})
+	g := NewGroup(func(context.Context) (Tx, error) { return loggingTx{mu: &mu, log: &log}, nil })
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	write := func(ctx context.Context, name string, block bool) {
+		defer wg.Done()
+		if err := g.Group(ctx, func(tx Tx) error {
+			if block {
+				close(first)
+				<-release // the others queue meanwhile, and commit as one group
+			}
+			tx.(loggingTx).note(name)
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Add(1)
+	go write(ctx, "alone", true)
+	<-first
+	names := []string{"create 1", "consumer 1", "create 2", "consumer 2"}
+	for _, name := range names {
+		wg.Add(1)
+		c := ctx
+		if strings.HasPrefix(name, "create") {
+			c = withoutSavepoint(ctx)
+		}
+		go write(c, name, false)
+	}
+	for {
+		g.mu.Lock()
+		n := len(g.pending)
+		g.mu.Unlock()
+		if n == len(names) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	// The first commit is the blocking write's; the group's statements follow it.
+	var order []string
+	for _, s := range log[slices.Index(log, "COMMIT")+1:] {
+		if slices.Contains(names, s) {
+			order = append(order, strings.Fields(s)[0])
+		}
+	}
+	if want := []string{"consumer", "consumer", "create", "create"}; !slices.Equal(order, want) {
+		t.Fatalf("the group ran %v; want %v: both writes with a savepoint before both without", order, want)
+	}
+}
