@@ -59,6 +59,18 @@ const shortReaders = 2
 // another process before it gives up with SQLITE_BUSY.
 const busyTimeout = 10000
 
+// checkpointPages is how many pages the write-ahead log holds before a commit copies
+// them into the database file (a checkpoint, which the committing writer runs). At
+// SQLite's default of 1,000, a catalog taking single creates checkpointed every few
+// groups, each time copying again the pages every commit changes (the indexes' last
+// pages, the full-text segments), all while no write could run: 10,000 pages (40 MiB)
+// made SQLite ingest about 9% faster. The log file is cut back to walLimit bytes when it
+// starts over after a checkpoint, so a large bulk group does not leave it large.
+const checkpointPages = 10000
+
+// walLimit is the size, in bytes, the write-ahead log file is cut back to.
+const walLimit = 64 << 20
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -117,6 +129,8 @@ func Open(ctx context.Context, path string, modules ...store.Module) (*DB, error
 			"foreign_keys(1)",
 			"journal_mode(WAL)",
 			"synchronous(FULL)",
+			"wal_autocheckpoint(" + strconv.Itoa(checkpointPages) + ")",
+			"journal_size_limit(" + strconv.Itoa(walLimit) + ")",
 			// Savepoints (one per write of a group commit or a bulk chunk) keep their
 			// sub-journal in memory rather than in a temporary file.
 			"temp_store(MEMORY)",

@@ -295,3 +295,22 @@ func TestModuleStatementsArePreparedOnce(t *testing.T) {
 		t.Errorf("%d statements prepared, want at most %d", n, maxModuleStmts)
 	}
 }
+
+func TestWriterCheckpointsEveryTenThousandPagesAndBoundsTheLog(t *testing.T) {
+	db, _ := openTemp(t)
+	for _, c := range []struct {
+		pragma string
+		want   int
+	}{
+		{"wal_autocheckpoint", checkpointPages},
+		{"journal_size_limit", walLimit},
+	} {
+		var got int
+		if err := db.writer.QueryRowContext(context.Background(), "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("PRAGMA %s = %d on the writer, want %d", c.pragma, got, c.want)
+		}
+	}
+}
