@@ -157,7 +157,11 @@ func (r *readSet) replay(ctx context.Context, tx Tx, seen seenRows) bool {
 				keys = append(keys, key)
 			}
 		}
-		rows, errs := b.GetRows(ctx, keys)
+		var rows []Row
+		var errs []error
+		if len(keys) > 0 {
+			rows, errs = b.GetRows(ctx, keys)
+		}
 		for i, key := range keys {
 			if was := r.rows[key]; !sameAnswer(was.row, was.err, rows[i], errs[i]) {
 				return false
