@@ -25,11 +25,9 @@ import (
 // replayed once: in one snapshot, and in one write transaction, it answers alike.
 type readSet struct {
 	Tx
-	reads      []func(ctx context.Context, tx Tx) bool          // each re-reads and compares (not rows)
-	unreplayed bool                                             // a read that cannot be replayed was made
-	rows       map[RowKey]rowRead                               // the rows read, by key
-	order      []RowKey                                         // their keys, in the order read
-	rowReads   map[RowKey]func(ctx context.Context, tx Tx) bool // the rows' re-reads
+	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares (not rows)
+	unreplayed bool                                    // a read that cannot be replayed was made
+	rows       map[RowKey]rowRead                      // the rows read, by key
 }
 
 // rowRead is the answer to a row read.
@@ -38,44 +36,37 @@ type rowRead struct {
 	err error
 }
 
-// row answers a row read from the set when it was made before, else reads it with
-// read and records it.
-func (r *readSet) row(ctx context.Context, key RowKey, read func(ctx context.Context, tx Tx) (Row, error)) (Row, error) {
+// readRow reads the row key names: by id when it has one, else by FQN.
+func readRow(ctx context.Context, tx Tx, key RowKey) (Row, error) {
+	if key.ID != "" {
+		return tx.Get(ctx, key.Kind, key.ID)
+	}
+	return tx.GetByFQN(ctx, key.Kind, key.FQN)
+}
+
+// row answers a row read from the set when it was made before, else reads it and
+// records it. An error other than ENotFound makes the set not replayable.
+func (r *readSet) row(ctx context.Context, key RowKey) (Row, error) {
 	if rr, ok := r.rows[key]; ok {
 		return rr.row, rr.err
 	}
-	row, err := read(ctx, r.Tx)
+	row, err := readRow(ctx, r.Tx, key)
 	if r.rows == nil {
 		r.rows = map[RowKey]rowRead{}
 	}
 	r.rows[key] = rowRead{row, err}
-	r.recordRow(key, row, err, read)
+	if err != nil && meridian.ErrorCode(err) != meridian.ENotFound {
+		r.unreplayed = true
+	}
 	return row, err
 }
 
-// recordRow records a read of one row, or of its absence.
-func (r *readSet) recordRow(key RowKey, row Row, err error, again func(ctx context.Context, tx Tx) (Row, error)) {
-	switch code := meridian.ErrorCode(err); {
-	case err == nil, code == meridian.ENotFound:
-		if r.rowReads == nil {
-			r.rowReads = map[RowKey]func(ctx context.Context, tx Tx) bool{}
-		}
-		r.order = append(r.order, key)
-		r.rowReads[key] = func(ctx context.Context, tx Tx) bool {
-			now, nowErr := again(ctx, tx)
-			return sameAnswer(row, err, now, nowErr)
-		}
-	default:
-		r.unreplayed = true
-	}
-}
-
 func (r *readSet) Get(ctx context.Context, kind, id string) (Row, error) {
-	return r.row(ctx, RowKey{Kind: kind, ID: id}, func(ctx context.Context, tx Tx) (Row, error) { return tx.Get(ctx, kind, id) })
+	return r.row(ctx, RowKey{Kind: kind, ID: id})
 }
 
 func (r *readSet) GetByFQN(ctx context.Context, kind, fqn string) (Row, error) {
-	return r.row(ctx, RowKey{Kind: kind, FQN: fqn}, func(ctx context.Context, tx Tx) (Row, error) { return tx.GetByFQN(ctx, kind, fqn) })
+	return r.row(ctx, RowKey{Kind: kind, FQN: fqn})
 }
 
 func (r *readSet) Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error) {
@@ -150,35 +141,23 @@ func (r *readSet) replay(ctx context.Context, tx Tx, seen seenRows) bool {
 	if r.unreplayed {
 		return false
 	}
-	if b, ok := tx.(RowBatcher); ok && len(r.rows) > 1 {
-		keys := make([]RowKey, 0, len(r.rows))
-		for key, was := range r.rows {
-			if !seen.holds(key, was) {
-				keys = append(keys, key)
-			}
+	keys := make([]RowKey, 0, len(r.rows))
+	for key, was := range r.rows {
+		if !seen.holds(key, was) {
+			keys = append(keys, key)
 		}
-		var rows []Row
-		var errs []error
-		if len(keys) > 0 {
-			rows, errs = b.GetRows(ctx, keys)
+	}
+	answer := func(i int) (Row, error) { return readRow(ctx, tx, keys[i]) }
+	if b, ok := tx.(RowBatcher); ok && len(keys) > 1 {
+		rows, errs := b.GetRows(ctx, keys)
+		answer = func(i int) (Row, error) { return rows[i], errs[i] }
+	}
+	for i, key := range keys {
+		was := r.rows[key]
+		if now, err := answer(i); !sameAnswer(was.row, was.err, now, err) {
+			return false
 		}
-		for i, key := range keys {
-			if was := r.rows[key]; !sameAnswer(was.row, was.err, rows[i], errs[i]) {
-				return false
-			}
-			seen.add(key, r.rows[key])
-		}
-	} else {
-		for _, key := range r.order {
-			was := r.rows[key]
-			if seen.holds(key, was) {
-				continue
-			}
-			if !r.rowReads[key](ctx, tx) {
-				return false
-			}
-			seen.add(key, was)
-		}
+		seen.add(key, was)
 	}
 	for _, read := range r.reads {
 		if !read(ctx, tx) {
