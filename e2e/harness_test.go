@@ -19,12 +19,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -112,16 +112,29 @@ type server struct {
 	stderr     *syncBuffer
 }
 
-// freePort returns a port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
+// listeningOn matches the line serve prints once it listens, with the address it got.
+var listeningOn = regexp.MustCompile(`listening on (\S+)`)
+
+// boundAddr waits until output holds serve's "listening on" line and returns that
+// address. The server is started on port 0, so the kernel picks a free port at bind time
+// and no other process can take it between a probe and the bind. exited reports the
+// process's end (the error is put back for later readers).
+func boundAddr(output *syncBuffer, exited chan error, deadline time.Time) (string, error) {
+	for {
+		if m := listeningOn.FindStringSubmatch(output.String()); m != nil {
+			return m[1], nil
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			return "", fmt.Errorf("meridian serve exited early (%v):\n%s", err, output.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("meridian serve did not listen by the deadline:\n%s", output.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
 }
 
 // startServer starts `meridian serve` with a fresh data directory, waits for /healthz,
@@ -154,8 +167,7 @@ func startServerWith(t *testing.T, serveArgs ...string) *server {
 
 func tryStart(t *testing.T, dataDir string, dbArgs, serveArgs []string) (*server, error) {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := append(append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, dbArgs...), serveArgs...)
+	args := append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, dbArgs...), serveArgs...)
 	stderr := &syncBuffer{}
 	cmd := exec.Command(binPath, args...)
 	cmd.Stdout = stderr
@@ -176,6 +188,12 @@ func tryStart(t *testing.T, dataDir string, dbArgs, serveArgs []string) (*server
 		}
 	}
 
+	deadline := time.Now().Add(20 * time.Second)
+	addr, err := boundAddr(stderr, exited, deadline)
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	s := &server{base: "http://" + addr, dataDir: dataDir, dbArgs: dbArgs, serveArgs: serveArgs, stderr: stderr}
 	s.stop = func() {
 		stop()
@@ -186,7 +204,6 @@ func tryStart(t *testing.T, dataDir string, dbArgs, serveArgs []string) (*server
 		err := <-exited
 		exited <- err // stop, at cleanup, finds the process gone
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for {
 		select {

@@ -6,7 +6,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -137,10 +136,9 @@ func TestMakeRunStopsWithMake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cmd := exec.Command("make", "--no-print-directory", "run")
 	cmd.Dir = root
-	cmd.Env = append(serverEnv(), "MERIDIAN_ADDR="+addr, "MERIDIAN_DATA_DIR="+t.TempDir())
+	cmd.Env = append(serverEnv(), "MERIDIAN_ADDR=127.0.0.1:0", "MERIDIAN_DATA_DIR="+t.TempDir())
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, to clean up after a failure
@@ -156,6 +154,10 @@ func TestMakeRunStopsWithMake(t *testing.T) {
 			t.Logf("make run output:\n%s", out.String())
 		}
 	})
+	addr, err := boundAddr(out, exited, time.Now().Add(2*time.Minute)) // make run builds first
+	if err != nil {
+		t.Fatal(err)
+	}
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	up := func() bool {
 		resp, err := hc.Get("http://" + addr + "/healthz")
