@@ -113,13 +113,23 @@ func upstreams(id string, edges []store.LineageEdge, rows map[string]store.Row) 
 	return out
 }
 
-// Resolve implements Source.
+// Resolve implements Source with a read of the entity's row alone: the projection
+// needs only its id, not its document, relations and computed fields.
 func (c *CatalogSource) Resolve(ctx context.Context, kind, fqn string) (string, error) {
-	e, err := c.Entities.Get(ctx, meridian.System, kind, store.ByFQN(fqn), store.GetOptions{Include: store.IncludeAll})
+	if _, err := c.Entities.Registry().Lookup(kind); err != nil {
+		return "", err
+	}
+	fqn, err := meridian.NormalizeFQN(fqn)
 	if err != nil {
 		return "", err
 	}
-	return e.ID(), nil
+	var id string
+	err = c.Entities.InTx(ctx, false, func(tx store.Tx) error {
+		r, err := tx.GetByFQN(ctx, kind, fqn)
+		id = r.ID
+		return err
+	})
+	return id, err
 }
 
 // eachPage is how many entities one read transaction of Each lists.

@@ -223,12 +223,15 @@ func (s *Sync) refreshAll(ctx context.Context, iris []string) error {
 		batch = nil
 		return err
 	}
+	// The entities of one call often share tags (a batch of tables from one source):
+	// each tag's id is read once for all of them.
+	proj := NewProjector(s.proj.reg, newResolveCache(s.proj.src))
 	for _, iri := range iris {
 		kind, id, ok := ParseEntityIRI(iri)
 		if !ok {
 			continue
 		}
-		d, found, err := s.proj.Project(ctx, kind, id)
+		d, found, err := proj.Project(ctx, kind, id)
 		if err != nil {
 			return err
 		}
