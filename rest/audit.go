@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -133,14 +134,12 @@ func (s *server) auditTarget(r *http.Request, body []byte, e *audit.Entry) {
 }
 
 // topLevelStrings reads the string members named by keys at the top level of a JSON
-// object, from a body that may be cut short: it stops at the first token it cannot
-// read and keeps what it found.
+// object, from a body that may be cut short: it stops at the first member it cannot
+// read and keeps what it found. Each member's value is read whole by the decoder's
+// scanner (json.RawMessage), not token by token: an entity's columns are most of a
+// response.
 func topLevelStrings(body []byte, keys ...string) map[string]string {
 	out := map[string]string{}
-	want := map[string]bool{}
-	for _, k := range keys {
-		want[k] = true
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return out
@@ -150,59 +149,18 @@ func topLevelStrings(body []byte, keys ...string) map[string]string {
 		if err != nil {
 			return out
 		}
-		key, _ := t.(string)
-		if !want[key] {
-			if err := skipValue(dec); err != nil {
-				return out
-			}
-			continue
-		}
-		v, err := dec.Token()
-		if err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return out
 		}
-		switch v := v.(type) {
-		case string:
-			out[key] = v
-		case json.Delim:
-			if err := skipNested(dec); err != nil {
-				return out
+		if key, _ := t.(string); slices.Contains(keys, key) && len(raw) > 0 && raw[0] == '"' {
+			var v string
+			if json.Unmarshal(raw, &v) == nil {
+				out[key] = v
 			}
 		}
 	}
 	return out
-}
-
-// skipValue skips the next value of dec.
-func skipValue(dec *json.Decoder) error {
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := t.(json.Delim); ok && (d == '{' || d == '[') {
-		return skipNested(dec)
-	}
-	return nil
-}
-
-// skipNested skips to the end of the object or array whose opening was just read.
-func skipNested(dec *json.Decoder) error {
-	depth := 1
-	for depth > 0 {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if d, ok := t.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-		}
-	}
-	return nil
 }
 
 // auditRoutes are /v1/audit/logs and its export.
