@@ -15,7 +15,8 @@ import (
 // runs outside any write transaction: a writer never waits for a consumer. A consumer
 // whose effects live in the store opens its own transaction on the driver. After a
 // crash, or when a later event fails, events already handled may be delivered again
-// (at most one batch of them), so Handle must be idempotent.
+// (at most one batch of them), so Handle must be idempotent. The events are shared
+// with the other consumers: Handle must not modify them or their documents.
 type Consumer interface {
 	// Name identifies the consumer; its position is kept under this name.
 	Name() string
@@ -55,6 +56,7 @@ type Dispatcher struct {
 	maxBackoff time.Duration // longest pause after a consumer fails
 	pruneEvery time.Duration
 	now        func() time.Time
+	reads      eventReads // the lanes' reads, shared by lanes at one position
 }
 
 // lane is one consumer and what its goroutine needs.
@@ -191,10 +193,12 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
 		if err != nil {
 			return err
 		}
-		var events []meridian.ChangeEvent
-		err = inRead(ctx, d.db, func(tx Tx) error {
-			events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch})
-			return err
+		events, err := d.reads.read(ctx, pos, len(d.lanes), func() (events []meridian.ChangeEvent, err error) {
+			err = inRead(ctx, d.db, func(tx Tx) error {
+				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch})
+				return err
+			})
+			return events, err
 		})
 		if err != nil || len(events) == 0 {
 			return err
