@@ -9,7 +9,8 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-// The full-text rows Index holds back (ftsRow) must answer as if written at once.
+// The full-text rows and vocabulary counts Index holds back (ftsRow, tx.vocab) must
+// answer as if written at once.
 
 func TestHeldFullTextRowsAnswerAsIfWritten(t *testing.T) {
 	db, _ := openTemp(t)
@@ -80,5 +81,44 @@ func TestHeldFullTextRowsAnswerAsIfWritten(t *testing.T) {
 		if n != 2 {
 			t.Errorf("%d full-text rows, want 2 (a and b)", n)
 		}
+		checkVocabulary(t, rtx, map[string]int{"invoices": 1, "overdue": 1, "refunds": 1, "lost": 0})
 	})
+	t.Run("after a removal", func(t *testing.T) {
+		wtx, err := db.Begin(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wtx.Rollback()
+		if err := wtx.Index(ctx, doc("d", "invoices refunds")); err != nil {
+			t.Fatal(err)
+		}
+		if err := wtx.Unindex(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		if err := wtx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		rtx, err := db.Begin(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rtx.Rollback()
+		checkVocabulary(t, rtx, map[string]int{"invoices": 1, "overdue": 0, "refunds": 2, "lost": 0})
+	})
+}
+
+// checkVocabulary compares the vocabulary's document counts of some words (0 for a word
+// it does not hold) with want.
+func checkVocabulary(t *testing.T, tx store.Tx, want map[string]int) {
+	t.Helper()
+	for word, n := range want {
+		var got int
+		err := tx.SQL().QueryRow(context.Background(), "SELECT COALESCE(SUM(docs), 0) FROM search_vocab WHERE word = $1", word).Scan(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != n {
+			t.Errorf("the vocabulary counts %q in %d documents, want %d", word, got, n)
+		}
+	}
 }

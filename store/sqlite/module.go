@@ -25,7 +25,7 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if err := m.t.write(); err != nil {
 		return 0, err
 	}
-	if err := m.t.flushFTS(ctx); err != nil {
+	if err := m.t.flushHeld(ctx); err != nil {
 		return 0, err
 	}
 	var (
@@ -48,7 +48,7 @@ func (m moduleSQL) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
-	if err := m.t.flushFTS(ctx); err != nil {
+	if err := m.t.flushHeld(ctx); err != nil {
 		return nil, err
 	}
 	var (
@@ -68,7 +68,7 @@ func (m moduleSQL) Query(ctx context.Context, query string, args ...any) (store.
 }
 
 func (m moduleSQL) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
-	if err := m.t.flushFTS(ctx); err != nil {
+	if err := m.t.flushHeld(ctx); err != nil {
 		return errRow{err}
 	}
 	q := numbered(query)

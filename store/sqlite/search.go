@@ -85,15 +85,14 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	t.fts = append(t.fts, ftsRow{seq: seq, name: search.StemText(d.Name), display: search.StemText(d.DisplayName),
 		description: search.StemText(d.Description), columns: search.StemText(d.Columns)})
-	if len(added) > 0 {
-		if _, err := t.exec(ctx, stmtVocabularyAdd, jsonList(added)); err != nil {
-			return fmt.Errorf("sqlite: index: %w", err)
-		}
+	if len(added)+len(removed) > 0 && t.vocab == nil {
+		t.vocab = map[string]int{}
 	}
-	if len(removed) > 0 {
-		if _, err := t.exec(ctx, stmtVocabularyRemove, jsonList(removed)); err != nil {
-			return fmt.Errorf("sqlite: index: %w", err)
-		}
+	for _, w := range added {
+		t.vocab[w]++
+	}
+	for _, w := range removed {
+		t.vocab[w]--
 	}
 	return nil
 }
@@ -105,7 +104,7 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 		return err
 	}
 	t.indexed = true
-	if err := t.flushFTS(ctx); err != nil {
+	if err := t.flushHeld(ctx); err != nil {
 		return err
 	}
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
@@ -125,12 +124,42 @@ type ftsRow struct {
 	name, display, description, columns string
 }
 
-// flushFTS inserts the held full-text rows.
-func (t *tx) flushFTS(ctx context.Context) error {
+// flushHeld writes what Index held back: the full-text rows (see ftsRow), and the
+// changes of the vocabulary's counts, summed per word, so that the creates of one
+// commit, which share most of their words, update each word's count once.
+func (t *tx) flushHeld(ctx context.Context) error {
 	rows := t.fts
 	t.fts = nil
 	for _, r := range rows {
 		if _, err := t.exec(ctx, stmtIndexInsertFTS, r.seq, r.name, r.display, r.description, r.columns); err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
+	}
+	if len(t.vocab) == 0 {
+		return nil
+	}
+	added, removed := map[string]int{}, map[string]int{}
+	for w, n := range t.vocab {
+		switch {
+		case n > 0:
+			added[w] = n
+		case n < 0:
+			removed[w] = n
+		}
+	}
+	clear(t.vocab)
+	for _, c := range []struct {
+		stmt  stmtID
+		words map[string]int
+	}{{stmtVocabularyAdd, added}, {stmtVocabularyRemove, removed}} {
+		if len(c.words) == 0 {
+			continue
+		}
+		b, err := json.Marshal(c.words)
+		if err != nil {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
+		if _, err := t.exec(ctx, c.stmt, string(b)); err != nil {
 			return fmt.Errorf("sqlite: index: %w", err)
 		}
 	}
@@ -334,7 +363,7 @@ func searchFilters(q search.Query) ([]string, []any, error) {
 // Search runs a keyword search (store.KeywordSearch): one page of hits, best first,
 // the count of every match and the aggregations asked for.
 func (t *tx) Search(ctx context.Context, q search.Query) (search.Result, error) {
-	if err := t.flushFTS(ctx); err != nil {
+	if err := t.flushHeld(ctx); err != nil {
 		return search.Result{}, err
 	}
 	k := &keywordIndex{t: t, terms: map[string][]string{}, empty: map[string]bool{}}

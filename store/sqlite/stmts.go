@@ -147,9 +147,12 @@ RETURNING seq`
 	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
 	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"
 	s[stmtVocabularyOf] = "SELECT vocab FROM search_docs WHERE id = ?"
-	s[stmtVocabularyAdd] = `INSERT INTO search_vocab (word, docs) SELECT value, 1 FROM json_each(?) WHERE true
-ON CONFLICT (word) DO UPDATE SET docs = docs + 1`
-	s[stmtVocabularyRemove] = `UPDATE search_vocab SET docs = docs - 1 WHERE word IN (SELECT value FROM json_each(?))`
+	// The vocabulary's changes are a JSON object of words and counts to add (or, to
+	// remove, negative ones).
+	s[stmtVocabularyAdd] = `INSERT INTO search_vocab (word, docs) SELECT key, value FROM json_each(?) WHERE true
+ON CONFLICT (word) DO UPDATE SET docs = docs + excluded.docs`
+	s[stmtVocabularyRemove] = `UPDATE search_vocab SET docs = search_vocab.docs + d.value FROM json_each(?) AS d
+WHERE search_vocab.word = d.key`
 	return s
 }()
 

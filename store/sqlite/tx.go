@@ -30,6 +30,7 @@ type tx struct {
 	modules  []store.Module      // the modules the database was opened with
 	modStmts *moduleStmts        // the pool's prepared module statements
 	fts      []ftsRow            // full-text rows held back (search.go)
+	vocab    map[string]int      // vocabulary count changes held back, by word (search.go)
 	indexed  bool                // the transaction changed the full-text index
 }
 
@@ -45,7 +46,7 @@ func (t *tx) write() error {
 }
 
 func (t *tx) Commit() error {
-	if err := t.flushFTS(context.Background()); err != nil {
+	if err := t.flushHeld(context.Background()); err != nil {
 		return err
 	}
 	if err := t.tx.Commit(); err != nil {
@@ -179,7 +180,7 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if _, err := t.exec(ctx, stmtRemoveRelations, id, id); err != nil {
 		return fmt.Errorf("sqlite: remove relations: %w", err)
 	}
-	if err := t.flushFTS(ctx); err != nil {
+	if err := t.flushHeld(ctx); err != nil {
 		return err
 	}
 	if _, err := t.exec(ctx, stmtRemoveSearch, id); err != nil {
