@@ -48,14 +48,16 @@ func (s *Entities) optimistic(ctx context.Context) bool {
 
 // precreate prepares a create of body in a read transaction, or returns nil when the
 // create must take the usual path. With orUpdate (CreateOrUpdate), the entity's FQN
-// must be free and the caller allowed to create.
-func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool) *precreate {
+// must be free and the caller allowed to create. shared holds the rows found by the
+// other creates of a bulk request (nil for a single create).
+func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool,
+	shared *sharedRows) *precreate {
 	rtx, err := s.db.Begin(ctx, false)
 	if err != nil {
 		return nil
 	}
 	defer rtx.Rollback()
-	rs := &readSet{Tx: rtx}
+	rs := &readSet{Tx: rtx, shared: shared}
 	d, err := s.draft(ctx, rs, p, k, body)
 	if err != nil {
 		return nil
@@ -82,6 +84,7 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 // the create must take the usual path.
 func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
 	out := make([]*precreate, len(bodies))
+	shared := &sharedRows{}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(bodies)) {
@@ -89,7 +92,7 @@ func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *m
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = s.precreate(ctx, p, k, bodies[i], true)
+				out[i] = s.precreate(ctx, p, k, bodies[i], true, shared)
 			}
 		}()
 	}
@@ -109,7 +112,7 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 	write func(Tx) (Result, error)) (Result, error) {
 	var pc *precreate
 	if s.optimistic(ctx) {
-		pc = s.precreate(ctx, p, k, body, orUpdate)
+		pc = s.precreate(ctx, p, k, body, orUpdate, nil)
 	}
 	var res Result
 	err := s.inTx(pc.context(ctx), func(tx Tx) error {
