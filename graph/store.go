@@ -121,16 +121,26 @@ func (s *Store) Load(descs []Description) {
 }
 
 func (s *Store) put(desc Description) {
-	o := &owner{deleted: desc.Deleted}
+	o := &owner{deleted: desc.Deleted, triples: make([]uint32, 0, len(desc.Triples))}
 	seenNode := map[uint32]bool{}
+	// A description names its subject and its columns, and a few predicates, in most
+	// of its triples: each term is converted and looked up once.
+	ids := make(map[Term]uint32, len(desc.Triples))
+	intern := func(t Term) uint32 {
+		if id, ok := ids[t]; ok {
+			s.termRefs[id]++
+			return id
+		}
+		rt, _ := toRDF(t)
+		id := s.intern(rt)
+		ids[t] = id
+		return id
+	}
 	for _, t := range desc.Triples {
-		st, ok1 := toRDF(t.S)
-		pt, ok2 := toRDF(t.P)
-		ot, ok3 := toRDF(t.O)
-		if !ok1 || !ok2 || !ok3 || t.P.Kind != KindIRI || t.S.Kind == KindLiteral {
+		if t.P.Kind != KindIRI || t.S.Kind == KindLiteral || !convertible(t.S) || !convertible(t.O) {
 			continue
 		}
-		sid, pid, oid := s.intern(st), s.intern(pt), s.intern(ot)
+		sid, pid, oid := intern(t.S), intern(t.P), intern(t.O)
 		id := s.addTriple(sid, pid, oid)
 		o.triples = append(o.triples, id)
 		if !seenNode[sid] {

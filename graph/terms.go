@@ -27,6 +27,11 @@ func toRDF(t Term) (term.Term, bool) {
 	return nil, false
 }
 
+// convertible reports whether toRDF converts t.
+func convertible(t Term) bool {
+	return t.Kind == KindIRI || t.Kind == KindBlank || t.Kind == KindLiteral
+}
+
 // fromRDF converts a goRDFlib term to a Term (the zero Term for nil).
 func fromRDF(t term.Term) Term {
 	switch v := t.(type) {
