@@ -35,7 +35,14 @@ func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 	return searchDoc(k, e, encode(e))
 }
 
-// searchDoc is SearchDocOf of e, whose encoding is enc.
+// SearchFieldsOf is SearchDocOf without the document's Source, for a caller that
+// needs only its fields (the semantic index), so the entity is not encoded.
+func SearchFieldsOf(k *meridian.Kind, e meridian.Entity) search.Doc {
+	return searchDoc(k, e, nil)
+}
+
+// searchDoc is SearchDocOf of e, whose encoding is enc; with enc nil the document has
+// no Source.
 func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(k.SearchText(e)),
@@ -87,7 +94,9 @@ func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte) search.Doc {
 			}
 		}
 	}
-	d.Source = withEntityType(k.Name, e, enc)
+	if enc != nil {
+		d.Source = withEntityType(k.Name, e, enc)
+	}
 	return d
 }
 

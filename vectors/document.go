@@ -26,7 +26,7 @@ type Document struct {
 // DocumentOf builds the document of e, an entity of kind k as the engine's change
 // events carry it.
 func DocumentOf(k *meridian.Kind, e meridian.Entity) Document {
-	sd := store.SearchDocOf(k, e) // the keyword index's projection: service, tags, owners, domains
+	sd := store.SearchFieldsOf(k, e) // the keyword index's projection: service, tags, owners, domains
 	var card []string
 	add := func(label, text string) {
 		if text = strings.TrimSpace(text); text != "" {
