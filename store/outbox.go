@@ -193,7 +193,7 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
 		if err != nil {
 			return err
 		}
-		events, err := d.reads.read(ctx, pos, len(d.lanes), func() (events []meridian.ChangeEvent, err error) {
+		events, err := d.reads.read(ctx, pos, len(d.lanes) > 1, func() (events []meridian.ChangeEvent, err error) {
 			err = inRead(ctx, d.db, func(tx Tx) error {
 				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch})
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -35,6 +36,15 @@ func (l *countingLoad) count() int {
 	return l.calls
 }
 
+// seqs lists the sequence numbers of events.
+func seqs(events []meridian.ChangeEvent) []int64 {
+	out := []int64{}
+	for _, e := range events {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
 func TestLanesAtOnePositionShareOneRead(t *testing.T) {
 	ctx := context.Background()
 	var r eventReads
@@ -46,20 +56,14 @@ func TestLanesAtOnePositionShareOneRead(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			events, err := r.read(ctx, 7, lanes, l.load)
+			events, err := r.read(ctx, 7, true, l.load)
 			if err != nil {
 				t.Error(err)
 			}
 			got[i] = events
 		}()
 	}
-	for { // every lane has joined the read under way: the last to join drops it
-		r.mu.Lock()
-		joined := l.count() == 1 && len(r.reads) == 0
-		r.mu.Unlock()
-		if joined {
-			break
-		}
+	for l.count() == 0 { // the first lane's read is under way; the others join it
 		runtime.Gosched()
 	}
 	close(l.gate)
@@ -69,53 +73,61 @@ func TestLanesAtOnePositionShareOneRead(t *testing.T) {
 	}
 	for i, events := range got {
 		if len(events) != 2 || events[0].Seq != 8 {
-			t.Errorf("lane %d got %v, want the events 8 and 9", i, events)
+			t.Errorf("lane %d got %v, want the events 8 and 9", i, seqs(events))
 		}
-	}
-	// Every lane took it: the next read at that position reads again.
-	if _, err := r.read(ctx, 7, lanes, l.load); err != nil || l.count() != 2 {
-		t.Errorf("a read taken by every lane was kept (%d loads, %v)", l.count(), err)
 	}
 }
 
-func TestFailedEmptyAndOtherPositionsReadsAreNotShared(t *testing.T) {
+func TestALaneTakesTheEventsAfterItsPositionFromARecentRead(t *testing.T) {
 	ctx := context.Background()
+	events := []meridian.ChangeEvent{{Seq: 8}, {Seq: 9}, {Seq: 11}, {Seq: 12}}
 	cases := []struct {
-		name   string
-		load   *countingLoad
-		second int64 // the second lane's position
-		want   int   // loads for two lanes of three
+		name  string
+		load  *countingLoad
+		at    int64 // the second lane's position; the first read from 7
+		loads int
+		want  []int64
 	}{
-		{"a failed read", &countingLoad{err: errors.New("disk on fire")}, 7, 2},
-		{"an empty read", &countingLoad{}, 7, 2},
-		{"another position", &countingLoad{events: []meridian.ChangeEvent{{Seq: 8}}}, 8, 2},
-		{"the same position", &countingLoad{events: []meridian.ChangeEvent{{Seq: 8}}}, 7, 1},
+		{"the same position", &countingLoad{events: events}, 7, 1, []int64{8, 9, 11, 12}},
+		{"a position the read covers", &countingLoad{events: events}, 9, 1, []int64{11, 12}},
+		{"a position in a gap of the read", &countingLoad{events: events}, 10, 1, []int64{11, 12}},
+		{"the read's last event", &countingLoad{events: events}, 12, 2, []int64{8, 9, 11, 12}},
+		{"before the read", &countingLoad{events: events}, 6, 2, []int64{8, 9, 11, 12}},
+		{"after a failed read", &countingLoad{err: errors.New("disk on fire")}, 7, 2, []int64{}},
+		{"after an empty read", &countingLoad{}, 7, 2, []int64{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r eventReads
-			_, _ = r.read(ctx, 7, 3, c.load.load)
-			_, _ = r.read(ctx, c.second, 3, c.load.load)
-			if n := c.load.count(); n != c.want {
-				t.Errorf("%d loads, want %d", n, c.want)
+			_, _ = r.read(ctx, 7, true, c.load.load)
+			got, _ := r.read(ctx, c.at, true, c.load.load)
+			if n := c.load.count(); n != c.loads {
+				t.Errorf("%d loads, want %d", n, c.loads)
+			}
+			if s := seqs(got); !slices.Equal(s, c.want) {
+				t.Errorf("the lane at %d got %v, want %v", c.at, s, c.want)
 			}
 		})
 	}
 }
 
-func TestSharedReadsAreBounded(t *testing.T) {
+func TestSharedReadsAreBoundedAndALoneLaneKeepsNone(t *testing.T) {
 	ctx := context.Background()
 	var r eventReads
-	l := &countingLoad{events: []meridian.ChangeEvent{{Seq: 1}}}
 	for pos := range int64(3 * sharedReads) {
-		if _, err := r.read(ctx, pos, 5, l.load); err != nil {
+		l := &countingLoad{events: []meridian.ChangeEvent{{Seq: pos + 1}}}
+		if _, err := r.read(ctx, pos, true, l.load); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := len(r.reads); n != sharedReads {
 		t.Errorf("%d reads kept, want at most %d", n, sharedReads)
 	}
-	if _, _ = r.read(ctx, 0, 5, l.load); l.count() != 3*sharedReads+1 {
-		t.Errorf("the oldest read was still shared")
+	var alone eventReads
+	if _, err := alone.read(ctx, 0, false, (&countingLoad{events: []meridian.ChangeEvent{{Seq: 1}}}).load); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(alone.reads); n != 0 {
+		t.Errorf("a dispatcher of one lane kept %d reads", n)
 	}
 }
