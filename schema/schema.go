@@ -242,9 +242,12 @@ func (v *Validator) Validate(kindName string, e meridian.Entity) (err error) {
 			err = meridian.Errorf(meridian.EInvalid, "Invalid %s document", kindName)
 		}
 	}()
-	doc, nerr := normalize(map[string]any(e), nil, 0)
-	if nerr != nil {
-		return nerr
+	var doc any = map[string]any(e)
+	if !normal(doc, 0) {
+		var nerr error
+		if doc, nerr = normalize(doc, nil, 0); nerr != nil {
+			return nerr
+		}
 	}
 	verr := sch.Validate(doc)
 	if verr == nil {
@@ -255,6 +258,36 @@ func (v *Validator) Validate(kindName string, e meridian.Entity) (err error) {
 		return meridian.Errorf(meridian.EInvalid, "Invalid %s document", kindName)
 	}
 	return meridian.Errorf(meridian.EInvalid, "%s", v.message(ve, doc))
+}
+
+// normal reports whether v is already what normalize would return a copy of: only the
+// types encoding/json produces, finite numbers, no null object members, not nested
+// too deeply. A decoded request body is, and is then validated as it is.
+func normal(v any, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	switch t := v.(type) {
+	case bool, string:
+		return true
+	case float64:
+		return !math.IsNaN(t) && !math.IsInf(t, 0)
+	case map[string]any:
+		for _, x := range t {
+			if x == nil || !normal(x, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range t {
+			if x != nil && !normal(x, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // normalize returns a copy of v made only of the types encoding/json produces

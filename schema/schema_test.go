@@ -7,6 +7,7 @@ import (
 	"flag"
 	"math"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -718,4 +719,44 @@ func mustRead(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestOnlyADocumentNormalizeWouldChangeIsCopied(t *testing.T) {
+	deep := any("leaf")
+	for range maxDepth + 1 {
+		deep = []any{deep}
+	}
+	cases := []struct {
+		name string
+		doc  string // JSON, decoded as a request body is; "" for v
+		v    any
+		want bool
+	}{
+		{"a decoded body", `{"name":"t","columns":[{"name":"c","tags":[],"n":1.5}],"x":[null,true]}`, nil, true},
+		{"a null member", `{"name":"t","description":null}`, nil, false},
+		{"a nested entity", "", map[string]any{"owner": meridian.Entity{"name": "u"}}, false},
+		{"a Go slice", "", map[string]any{"tags": []string{"a"}}, false},
+		{"an integer", "", map[string]any{"n": 3}, false},
+		{"not a number", "", map[string]any{"n": math.NaN()}, false},
+		{"too deep", "", map[string]any{"x": deep}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := c.v
+			if c.doc != "" {
+				if err := json.Unmarshal([]byte(c.doc), &v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := normal(v, 0); got != c.want {
+				t.Fatalf("normal = %v, want %v", got, c.want)
+			}
+			if c.want {
+				copied, err := normalize(v, nil, 0)
+				if err != nil || !reflect.DeepEqual(copied, v) {
+					t.Errorf("normalize changes a normal document: %v, %v", copied, err)
+				}
+			}
+		})
+	}
 }
