@@ -21,7 +21,8 @@ type Entities struct {
 	jobs   Jobs
 	// secrets are each kind's secret rules, from the schema (SecretSchema).
 	secrets map[string]*secretRules
-	cache   readCache // encoded GET answers (cache.go)
+	cache   readCache   // encoded GET answers (cache.go)
+	recent  *recentRows // rows prepared creates found lately (recentrows.go)
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -48,7 +49,7 @@ func New(c Config) *Entities {
 		now = time.Now
 	}
 	s := &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now,
-		notify: c.Notify, jobs: c.Jobs, secrets: map[string]*secretRules{}}
+		notify: c.Notify, jobs: c.Jobs, secrets: map[string]*secretRules{}, recent: newRecentRows(now)}
 	if ss, ok := c.Validator.(SecretSchema); ok && c.Registry != nil {
 		for _, k := range c.Registry.Kinds() {
 			if r := newSecretRules(ss.Secrets(k.Name)); r != nil {

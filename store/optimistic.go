@@ -48,16 +48,15 @@ func (s *Entities) optimistic(ctx context.Context) bool {
 
 // precreate prepares a create of body in a read transaction, or returns nil when the
 // create must take the usual path. With orUpdate (CreateOrUpdate), the entity's FQN
-// must be free and the caller allowed to create. shared holds the rows found by the
-// other creates of a bulk request (nil for a single create).
-func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool,
-	shared *sharedRows) *precreate {
+// must be free and the caller allowed to create. Its row reads may be answered from
+// the rows other creates found lately (recentRows).
+func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool) *precreate {
 	rtx, err := s.db.Begin(ctx, false)
 	if err != nil {
 		return nil
 	}
 	defer rtx.Rollback()
-	rs := &readSet{Tx: rtx, shared: shared}
+	rs := &readSet{Tx: rtx, shared: s.recent}
 	d, err := s.draft(ctx, rs, p, k, body)
 	if err != nil {
 		return nil
@@ -84,7 +83,6 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 // the create must take the usual path.
 func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
 	out := make([]*precreate, len(bodies))
-	shared := &sharedRows{}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(bodies)) {
@@ -92,7 +90,7 @@ func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *m
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = s.precreate(ctx, p, k, bodies[i], true, shared)
+				out[i] = s.precreate(ctx, p, k, bodies[i], true)
 			}
 		}()
 	}
@@ -112,7 +110,7 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 	write func(Tx) (Result, error)) (Result, error) {
 	var pc *precreate
 	if s.optimistic(ctx) {
-		pc = s.precreate(ctx, p, k, body, orUpdate, nil)
+		pc = s.precreate(ctx, p, k, body, orUpdate)
 	}
 	var res Result
 	err := s.inTx(pc.context(ctx), func(tx Tx) error {

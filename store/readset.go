@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
@@ -29,42 +28,7 @@ type readSet struct {
 	reads      []func(ctx context.Context, tx Tx) bool // each re-reads and compares (not rows)
 	unreplayed bool                                    // a read that cannot be replayed was made
 	rows       map[RowKey]rowRead                      // the rows read, by key
-	shared     *sharedRows                             // rows other sets found; nil for none
-}
-
-// sharedRows are the rows found by the read sets of one bulk request's creates, which
-// name the same schema, database, service and tags: each is read from the database
-// once for all of them. A row may come from another set's snapshot, older than this
-// one's; that is safe because replay reads every row again under the writer, and a
-// row that changed sends the create to the usual path. Absences are not shared (each
-// create's own FQN is one). Safe for concurrent use.
-type sharedRows struct {
-	mu   sync.RWMutex
-	rows map[RowKey]Row
-}
-
-// get returns the row found under key, if any.
-func (s *sharedRows) get(key RowKey) (Row, bool) {
-	if s == nil {
-		return Row{}, false
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	row, ok := s.rows[key]
-	return row, ok
-}
-
-// put remembers a row found under key.
-func (s *sharedRows) put(key RowKey, row Row) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rows == nil {
-		s.rows = map[RowKey]Row{}
-	}
-	s.rows[key] = row
+	shared     *recentRows                             // rows other sets found; nil for none
 }
 
 // rowRead is the answer to a row read.

@@ -68,31 +68,3 @@ func TestReplayReadsAgainOnlyTheRowsNotSeen(t *testing.T) {
 		})
 	}
 }
-
-func TestSetsOfOneBulkShareTheRowsFoundButNotAbsences(t *testing.T) {
-	ctx := context.Background()
-	schema := Row{ID: "s1", Kind: "databaseSchema", FQN: "svc.db.sch", Version: 1, Doc: []byte(`{"name":"sch"}`)}
-	shared := &sharedRows{}
-	var snaps []*countingTx
-	for i := range 3 { // three creates of one bulk request, each in its own snapshot
-		snap := &countingTx{rows: map[string]Row{schema.FQN: schema}}
-		snaps = append(snaps, snap)
-		rs := &readSet{Tx: snap, shared: shared}
-		if r, err := rs.GetByFQN(ctx, "databaseSchema", schema.FQN); err != nil || r.ID != "s1" {
-			t.Fatalf("create %d: schema %v, %v", i, r, err)
-		}
-		if _, err := rs.GetByFQN(ctx, "table", "svc.db.sch.t"); meridian.ErrorCode(err) != meridian.ENotFound {
-			t.Fatalf("create %d: new table: %v, want ENotFound", i, err)
-		}
-		// The shared row is still replayed: it is in the set's own rows.
-		if _, ok := rs.rows[RowKey{Kind: "databaseSchema", FQN: schema.FQN}]; !ok {
-			t.Fatalf("create %d: the shared row is not in its read set", i)
-		}
-	}
-	want := []int{2, 1, 1} // the first reads the schema and its table; the others only their table
-	for i, snap := range snaps {
-		if snap.reads != want[i] {
-			t.Errorf("create %d made %d reads, want %d", i, snap.reads, want[i])
-		}
-	}
-}
