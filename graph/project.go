@@ -114,6 +114,10 @@ func (p *Projector) projectEntity(ctx context.Context, k *meridian.Kind, e merid
 func (p *Projector) Describe(ctx context.Context, k *meridian.Kind, e meridian.Entity, ups []Upstream) (Description, error) {
 	iri := EntityIRI(k.Name, e.ID())
 	d := Description{Entity: iri, Deleted: e.Deleted()}
+	// About 16 triples for the entity and 8 for each top-level column: one allocation
+	// for most descriptions instead of a slice grown column by column.
+	cols, _ := e["columns"].([]any)
+	d.Triples = make([]Triple, 0, 16+8*len(cols))
 	s := IRI(iri)
 	add := func(subj Term, pred string, o Term) { d.Triples = append(d.Triples, Triple{subj, IRI(pred), o}) }
 	add(s, rdfType, IRI(ClassIRI(k.Name)))

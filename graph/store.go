@@ -125,7 +125,7 @@ func (s *Store) put(desc Description) {
 	seenNode := map[uint32]bool{}
 	// A description names its subject and its columns, and a few predicates, in most
 	// of its triples: each term is converted and looked up once.
-	ids := make(map[Term]uint32, len(desc.Triples))
+	ids := make(map[Term]uint32, len(desc.Triples)/2)
 	intern := func(t Term) uint32 {
 		if id, ok := ids[t]; ok {
 			s.termRefs[id]++
