@@ -3,6 +3,7 @@ package vectors
 import (
 	"context"
 	"math"
+	"sync"
 
 	"github.com/meridian-catalog/meridian/search"
 )
@@ -72,13 +73,36 @@ func fnvString(h uint64, s string) uint64 {
 	return h
 }
 
+// maxPooledFeatures is the most features of a counts map kept for the next embed.
+const maxPooledFeatures = 1 << 12
+
+// scratch is what one embed works in; embedScratch keeps them between calls, so an
+// embed allocates only its answer.
+type scratch struct {
+	counts map[uint64]feature
+	offs   []int
+	v      []float64
+}
+
+var embedScratch = sync.Pool{New: func() any {
+	return &scratch{counts: map[uint64]feature{}, v: make([]float64, HashingDimension)}
+}}
+
 // embed counts the features of text by their hash (two features differ by their
 // 64-bit hash, as their position and sign are taken from it), then adds each to its
 // position.
 func (Hashing) embed(text string) []float32 {
 	words := search.Words(text)
-	counts := make(map[uint64]feature, 8*len(words)) // a word and its n-grams: about 8 features
-	var offs []int
+	sc := embedScratch.Get().(*scratch)
+	defer func() {
+		if len(sc.counts) > maxPooledFeatures { // a map does not shrink: start small again
+			sc.counts = map[uint64]feature{}
+		}
+		embedScratch.Put(sc)
+	}()
+	counts, offs, v := sc.counts, sc.offs[:0], sc.v
+	clear(counts)
+	clear(v)
 	for _, w := range words {
 		if search.IsStopWord(w) {
 			continue
@@ -101,7 +125,7 @@ func (Hashing) embed(text string) []float32 {
 			}
 		}
 	}
-	v := make([]float64, HashingDimension)
+	sc.offs = offs
 	for x, f := range counts {
 		w := wordWeight
 		if f.gram {
