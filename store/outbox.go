@@ -56,7 +56,7 @@ type Dispatcher struct {
 	maxBackoff time.Duration // longest pause after a consumer fails
 	pruneEvery time.Duration
 	now        func() time.Time
-	reads      eventReads // the lanes' reads, shared by lanes at one position
+	reads      eventReads // the lanes' recent reads, shared (outbox_reads.go)
 }
 
 // lane is one consumer and what its goroutine needs.
