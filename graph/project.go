@@ -194,9 +194,7 @@ func (p *Projector) Describe(ctx context.Context, k *meridian.Kind, e meridian.E
 			add(s, merEntityLink, IRI(target))
 		}
 	}
-	if cols, ok := e["columns"].([]any); ok {
-		p.columns(ctx, &d, s, iri, e.FQN(), nil, cols)
-	}
+	p.columns(ctx, &d, s, iri, e.FQN(), nil, cols)
 	for _, up := range ups {
 		upIRI := EntityIRI(up.Kind, up.ID)
 		add(s, provDerivedFrom, IRI(upIRI))

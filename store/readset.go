@@ -45,8 +45,9 @@ func readRow(ctx context.Context, tx Tx, key RowKey) (Row, error) {
 	return tx.GetByFQN(ctx, key.Kind, key.FQN)
 }
 
-// row answers a row read from the set when it was made before, else reads it and
-// records it. An error other than ENotFound makes the set not replayable.
+// row answers a row read from the set when it was made before, else from the rows
+// other sets found lately (shared) or the database, and records it. An error other
+// than ENotFound makes the set not replayable.
 func (r *readSet) row(ctx context.Context, key RowKey) (Row, error) {
 	if rr, ok := r.rows[key]; ok {
 		return rr.row, rr.err
