@@ -135,8 +135,11 @@ func withModifier(query, kw string, n int) (string, error) {
 		return "", fmt.Errorf("sparql: query longer than %d bytes", MaxQueryBytes)
 	}
 	toks := scanTopLevel(query)
-	if toks.unbalanced {
+	switch {
+	case toks.unbalanced:
 		return "", fmt.Errorf("sparql: unbalanced braces")
+	case toks.openString:
+		return "", fmt.Errorf("sparql: a string literal is not closed")
 	}
 	for _, t := range toks.words {
 		if strings.EqualFold(t.text, kw) {
@@ -155,14 +158,17 @@ func withModifier(query, kw string, n int) (string, error) {
 			return query[:start] + strconv.Itoa(n) + query[start+j:], nil
 		}
 	}
-	at := len(query)
+	at, sep := len(query), " "
+	if toks.openComment {
+		sep = "\n" // a comment runs to the end of its line
+	}
 	for _, t := range toks.words {
 		if strings.EqualFold(t.text, "VALUES") {
-			at = t.start
+			at, sep = t.start, " "
 			break
 		}
 	}
-	return query[:at] + " " + kw + " " + strconv.Itoa(n) + " " + query[at:], nil
+	return query[:at] + sep + kw + " " + strconv.Itoa(n) + " " + query[at:], nil
 }
 
 // topLevelInt is the integer after the top-level keyword kw, -1 when there is none.
@@ -196,6 +202,9 @@ type word struct {
 type topLevel struct {
 	words      []word // bare words at brace depth 0 after the first group opened
 	unbalanced bool
+	// openString and openComment report a text that ends inside a string literal or
+	// inside a comment (no line break after it).
+	openString, openComment bool
 }
 
 // scanTopLevel scans query for the bare words at brace depth 0 that come after the
@@ -213,8 +222,11 @@ func scanTopLevel(q string) topLevel {
 			for i < len(q) && q[i] != '\n' {
 				i++
 			}
+			out.openComment = i == len(q)
 		case ch == '"' || ch == '\'':
-			i = skipString(q, i)
+			var closed bool
+			i, closed = skipString(q, i)
+			out.openString = !closed
 		case ch == '<':
 			// An IRI has no spaces up to its '>'; a '<' operator is followed by one.
 			j := i + 1
@@ -254,15 +266,16 @@ func scanTopLevel(q string) topLevel {
 	return out
 }
 
-// skipString returns the index after the string literal that starts at i.
-func skipString(q string, i int) int {
+// skipString returns the index after the string literal that starts at i, and whether
+// the literal is closed before the text ends (a line break closes a short one).
+func skipString(q string, i int) (int, bool) {
 	quote := q[i]
 	if strings.HasPrefix(q[i:], strings.Repeat(string(quote), 3)) {
 		end := strings.Index(q[i+3:], strings.Repeat(string(quote), 3))
 		if end < 0 {
-			return len(q)
+			return len(q), false
 		}
-		return i + 3 + end + 3
+		return i + 3 + end + 3, true
 	}
 	j := i + 1
 	for j < len(q) {
@@ -271,11 +284,11 @@ func skipString(q string, i int) int {
 			j += 2
 			continue
 		case quote, '\n':
-			return j + 1
+			return j + 1, true
 		}
 		j++
 	}
-	return len(q)
+	return len(q), false
 }
 
 // isWordByte reports whether b can be part of a bare word or variable.

@@ -16,6 +16,7 @@ func TestWithLimitSetsOnlyTheTopLevelLimit(t *testing.T) {
 		{"before a trailing VALUES", "SELECT * { ?s ?p ?o } VALUES ?s { <urn:a> }", "SELECT * { ?s ?p ?o }  LIMIT 11 VALUES ?s { <urn:a> }"},
 		{"ignores LIMIT in a string", `SELECT * { ?s ?p "} LIMIT 3" }`, `SELECT * { ?s ?p "} LIMIT 3" } LIMIT 11 `},
 		{"ignores LIMIT in a comment", "SELECT * { ?s ?p ?o } # LIMIT 3\n", "SELECT * { ?s ?p ?o } # LIMIT 3\n LIMIT 11 "},
+		{"after a comment that ends the text", "SELECT * { ?s ?p ?o } # last", "SELECT * { ?s ?p ?o } # last\nLIMIT 11 "},
 		{"an IRI with braces-like text", "SELECT * { ?s <urn:x#LIMIT> ?o } limit 2", "SELECT * { ?s <urn:x#LIMIT> ?o } limit 11"},
 	}
 	for _, tt := range tests {
@@ -32,8 +33,10 @@ func TestWithLimitSetsOnlyTheTopLevelLimit(t *testing.T) {
 			}
 		})
 	}
-	if _, err := WithLimit("SELECT * { ?s ?p ?o", 1); err == nil {
-		t.Fatal("unbalanced braces accepted")
+	for _, bad := range []string{"SELECT * { ?s ?p ?o", `SELECT * { ?s ?p ?o } "open`, "SELECT * { ?s ?p ?o } '''open"} {
+		if _, err := WithLimit(bad, 1); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
 	}
 }
 
@@ -98,7 +101,8 @@ func TestDigestChallengeIsParsed(t *testing.T) {
 // rewritten limit is always found again.
 func FuzzRewriting(f *testing.F) {
 	for _, s := range []string{"SELECT * { ?s ?p ?o } LIMIT 3", `SELECT * { ?s ?p "''' }`, "ASK { <a> p:q+ ?x }",
-		"SELECT * { ?s ?p ?o } ORDER BY ?s VALUES ?s { 1 }", "{{}}}", "<", `"\`, "# {\n}"} {
+		"SELECT * { ?s ?p ?o } ORDER BY ?s VALUES ?s { 1 }", "{{}}}", "<", `"\`, "# {\n}",
+		`SELECT   {}"`, "SELECT * {} # c", "SELECT * {} '''x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -107,8 +111,7 @@ func FuzzRewriting(f *testing.F) {
 		_ = topLevelInt(q, "OFFSET")
 		out, err := WithLimit(q, 42)
 		if err == nil && topLevelInt(out, "LIMIT") != 42 && topLevelInt(q, "LIMIT") < 0 && strings.Count(out, "LIMIT") == strings.Count(q, "LIMIT")+1 {
-			// An added LIMIT must be found at the top level unless the text ends inside a
-			// string or comment, which a parser refuses anyway.
+			// An added LIMIT must be found at the top level of any query a parser takes.
 			if _, perr := sparql.Parse(q); perr == nil {
 				t.Fatalf("added LIMIT not found in %q", out)
 			}

@@ -91,7 +91,7 @@ func codeSpans(q string) [][2]int {
 		switch q[i] {
 		case '"', '\'':
 			spans = append(spans, [2]int{start, i})
-			i = skipString(q, i)
+			i, _ = skipString(q, i)
 			start = i
 		case '#':
 			// A '#' inside an IRI is no comment.
