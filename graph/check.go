@@ -105,8 +105,9 @@ var updateWords = map[string]bool{"INSERT": true, "DELETE": true, "LOAD": true, 
 
 // Check parses the query lexically and checks it at every nesting level: the form
 // must be SELECT, ASK, CONSTRUCT or DESCRIBE; no update keyword, no SERVICE, no FROM or
-// GRAPH may appear anywhere; the text and its nesting are bounded, and so is an outer
-// LIMIT (at most MaxRows). It does not evaluate anything. Errors: QUERY_INVALID,
+// GRAPH may appear anywhere; nothing but the solution modifiers and a VALUES block may
+// follow the pattern; the text and its nesting are bounded, and so is an outer LIMIT
+// (at most MaxRows). It does not evaluate anything. Errors: QUERY_INVALID,
 // QUERY_FORM_NOT_ALLOWED, GRAPH_SELECTION_NOT_ALLOWED, QUERY_LIMIT_EXCEEDED.
 func Check(query string) (*Checked, error) {
 	if len(query) > MaxQueryBytes {
@@ -152,6 +153,9 @@ func Check(query string) (*Checked, error) {
 		return nil, Errorf(CodeQueryInvalid, "expected SELECT, ASK, CONSTRUCT or DESCRIBE")
 	}
 	if err := checkPatterns(toks); err != nil {
+		return nil, err
+	}
+	if err := checkTail(toks, formAt, c.Form); err != nil {
 		return nil, err
 	}
 	for i := 0; i+1 < len(toks); i++ {
