@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -237,9 +238,11 @@ func (r *secretRules) maskValue(path []string, v any) any {
 	return v
 }
 
-// masked returns a copy of e with its secrets masked.
+// masked returns a copy of e with its secrets masked. Only the secret fields are new
+// values (mapLeaves copies what it walks); the others are e's own, shared, so neither
+// document may be modified afterwards where the other is still used.
 func (r *secretRules) masked(e meridian.Entity) meridian.Entity {
-	out := e.Clone()
+	out := maps.Clone(e)
 	if r == nil {
 		return out
 	}
@@ -269,9 +272,10 @@ func (r *secretRules) unreadableMasked(e meridian.Entity) meridian.Entity {
 
 // seal returns a copy of e for storage: every secret sealed, whatever it looks like
 // (a value the caller sent that looks sealed is sealed again), values that could not
-// be opened kept as stored, and their paths listed under sealedKey.
+// be opened kept as stored, and their paths listed under sealedKey. As with masked, only
+// the secret fields are new values: the copy is for encoding, not for changing.
 func (r *secretRules) seal(sealer Sealer, e meridian.Entity) (meridian.Entity, error) {
-	out := e.Clone()
+	out := maps.Clone(e)
 	delete(out, sealedKey)
 	if r == nil || sealer == nil {
 		return out, nil

@@ -15,8 +15,7 @@ import (
 // each pool prepares the driver's fixed statements once, when the database opens, and
 // a transaction binds them to its connection with Tx.StmtContext: database/sql prepares
 // a statement at most once per connection and keeps it, so after warm-up no call parses
-// SQL. Statements whose text depends on the query (List, Search, Events with entity
-// types) run unprepared.
+// SQL. Statements whose text depends on the query (List, Search) run unprepared.
 
 // stmtID names a fixed statement.
 type stmtID int
@@ -40,6 +39,10 @@ const (
 	_
 	stmtEvents
 	stmtEventsLimit
+	// stmtEventsOfTypes takes the entity types as one JSON array, so that a list of
+	// any length runs one prepared statement (the principal cache asks at every
+	// request that follows a write); its limit is -1 for none.
+	stmtEventsOfTypes
 	stmtSetting
 	stmtSearchGeneration
 	// stmtRelated is the first of 2*relatedPrepared variants; see relatedStmt.
@@ -108,6 +111,7 @@ var stmtSQL = func() [numStmts]string {
 	}
 	s[stmtEvents] = eventsSQL + " ORDER BY seq"
 	s[stmtEventsLimit] = eventsSQL + " ORDER BY seq LIMIT ?"
+	s[stmtEventsOfTypes] = eventsSQL + " AND entity_type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?"
 	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
 	s[stmtSearchGeneration] = "SELECT n FROM search_generation WHERE id = 1"
 	for n := 1; n <= relatedPrepared; n++ {

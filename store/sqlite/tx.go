@@ -481,16 +481,11 @@ func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeE
 	)
 	switch {
 	case len(q.EntityTypes) > 0:
-		query := eventsSQL + " AND entity_type IN (?" + strings.Repeat(", ?", len(q.EntityTypes)-1) + ")"
-		for _, et := range q.EntityTypes {
-			args = append(args, et)
-		}
-		query += " ORDER BY seq"
+		limit := -1
 		if q.Limit > 0 {
-			query += " LIMIT ?"
-			args = append(args, q.Limit)
+			limit = q.Limit
 		}
-		rows, err = t.tx.QueryContext(ctx, query, args...)
+		rows, err = t.query(ctx, stmtEventsOfTypes, append(args, jsonList(q.EntityTypes), limit)...)
 	case q.Limit > 0:
 		rows, err = t.query(ctx, stmtEventsLimit, append(args, q.Limit)...)
 	default:

@@ -848,6 +848,7 @@ func testDriverEventFilters(t *testing.T, d *driverFixture) {
 		{"one entity type", store.EventQuery{EntityTypes: []string{"topic"}}, "ev-2,ev-5"},
 		{"any of several entity types", store.EventQuery{EntityTypes: []string{"glossary", "table"}}, "ev-1,ev-3,ev-4"},
 		{"entity type matches exactly", store.EventQuery{EntityTypes: []string{"Table"}}, ""},
+		{"a type written with JSON syntax is only a name", store.EventQuery{EntityTypes: []string{`table", "topic`}}, ""},
 		{"filters combine with after and limit", store.EventQuery{After: 1, Since: 105, EntityTypes: []string{"table", "topic"}, Limit: 2}, "ev-2,ev-3"},
 		{"negative limit is no limit", store.EventQuery{Limit: -1}, "ev-1,ev-2,ev-3,ev-4,ev-5"},
 	}
