@@ -93,6 +93,7 @@ func describes(t token) bool {
 // least one) and returns the index after them.
 func conditions(toks []token, i int, clause string) (int, error) {
 	start := i
+loop:
 	for i < len(toks) {
 		t := toks[i]
 		switch w := keyword(t); {
@@ -106,10 +107,7 @@ func conditions(toks []token, i int, clause string) (int, error) {
 			opens(at1(toks, i+1), "("): // a function call
 			i = skipGroup(toks, i+1)
 		default:
-			if i == start {
-				return 0, Errorf(CodeQueryInvalid, "%s must be followed by at least one condition", clause)
-			}
-			return i, nil
+			break loop
 		}
 	}
 	if i == start {
