@@ -27,6 +27,8 @@ func FuzzQuery(f *testing.F) {
 		"SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }",
 		"SELECT * WHERE { ?s ?p \"\\u0000\\\" }",
 		"SELECT (<a:b> AS ?x) WHERE { BIND(1/0 AS ?y) }",
+		"SELECT ?s WHERE { ?s ?p ?o } LIMT 5",
+		"SELECT ?s WHERE { ?s ?p ?o } HAVING (COUNT(?o) > 1) VALUES (?s) { (<a:b>) } #",
 	} {
 		f.Add(q, "json")
 	}
