@@ -57,7 +57,7 @@ var clauseStage = map[string]int{"GROUP": 1, "HAVING": 2, "ORDER": 3, "LIMIT": 4
 func patternEnd(toks []token, at int, form Form) (int, error) {
 	i, where := at+1, false
 	for ; i < len(toks) && !opens(toks[i], "{"); i++ {
-		if toks[i].depth == 0 && keyword(toks[i]) == "WHERE" {
+		if keyword(toks[i]) == "WHERE" {
 			where = true
 		}
 		if form == FormDescribe && !where && !describes(toks[i]) {
