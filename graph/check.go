@@ -155,17 +155,16 @@ func Check(query string) (*Checked, error) {
 	if err := checkPatterns(toks); err != nil {
 		return nil, err
 	}
-	if err := checkTail(toks, formAt, c.Form); err != nil {
+	limit, err := checkTail(toks, formAt, c.Form)
+	if err != nil {
 		return nil, err
 	}
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].depth == 0 && toks[i].kind == tokWord && strings.EqualFold(toks[i].text, "LIMIT") && toks[i+1].kind == tokNumber {
-			n, err := strconv.Atoi(toks[i+1].text)
-			if err != nil || n > MaxRows {
-				return nil, Errorf(CodeLimitExceeded, "LIMIT %s is above the maximum of %d rows", toks[i+1].text, MaxRows)
-			}
-			c.Limit = n
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n > MaxRows {
+			return nil, Errorf(CodeLimitExceeded, "LIMIT %s is above the maximum of %d rows", limit, MaxRows)
 		}
+		c.Limit = n
 	}
 	if c.Form == FormDescribe {
 		c.describe = describeSelect(query, toks, formAt)

@@ -11,11 +11,12 @@ import (
 // engine's parser stops after the last clause it knows and ignores what follows, so
 // without this `… } LIMT 5` or `… } LIMIT 5 ORDER BY ?x` would run as if the words were
 // not there, while a remote store refuses them. toks are lex's, at is the index of the
-// form keyword. Errors: QUERY_INVALID.
-func checkTail(toks []token, at int, form Form) error {
+// form keyword. It returns the digits of the outer LIMIT, "" when there is none.
+// Errors: QUERY_INVALID.
+func checkTail(toks []token, at int, form Form) (limit string, err error) {
 	i, err := patternEnd(toks, at, form)
 	if err != nil {
-		return err
+		return "", err
 	}
 	stage := 0 // the last clause seen: 1 GROUP BY, 2 HAVING, 3 ORDER BY, 4 LIMIT/OFFSET
 	seen := map[string]bool{}
@@ -25,27 +26,31 @@ func checkTail(toks []token, at int, form Form) error {
 		case (w == "GROUP" || w == "ORDER") && stage < clauseStage[w] && keyword(at1(toks, i+1)) == "BY":
 			stage = clauseStage[w]
 			if i, err = conditions(toks, i+2, w+" BY"); err != nil {
-				return err
+				return "", err
 			}
 		case w == "HAVING" && stage < clauseStage[w]:
 			stage = clauseStage[w]
 			if i, err = conditions(toks, i+1, w); err != nil {
-				return err
+				return "", err
 			}
 		case (w == "LIMIT" || w == "OFFSET") && stage <= clauseStage[w] && !seen[w]:
 			stage, seen[w] = clauseStage[w], true
-			if n := at1(toks, i+1); n.kind != tokNumber || strings.Trim(n.text, "0123456789") != "" {
-				return Errorf(CodeQueryInvalid, "%s must be followed by a whole number", w)
+			n := at1(toks, i+1)
+			if n.kind != tokNumber || strings.Trim(n.text, "0123456789") != "" {
+				return "", Errorf(CodeQueryInvalid, "%s must be followed by a whole number", w)
+			}
+			if w == "LIMIT" {
+				limit = n.text
 			}
 			i += 2
 		case w == "VALUES":
-			return valuesEnd(toks, i+1)
+			return limit, valuesEnd(toks, i+1)
 		default:
-			return Errorf(CodeQueryInvalid, "unexpected %q after the query's pattern at offset %d; only GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET and a final VALUES block may follow it, in that order",
+			return "", Errorf(CodeQueryInvalid, "unexpected %q after the query's pattern at offset %d; only GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET and a final VALUES block may follow it, in that order",
 				clip(toks[i].text), toks[i].start)
 		}
 	}
-	return nil
+	return limit, nil
 }
 
 // clauseStage orders the solution modifiers as SPARQL's grammar does.
