@@ -158,15 +158,16 @@ func withModifier(query, kw string, n int) (string, error) {
 			return query[:start] + strconv.Itoa(n) + query[start+j:], nil
 		}
 	}
-	at, sep := len(query), " "
-	if toks.openComment {
-		sep = "\n" // a comment runs to the end of its line
-	}
+	at := len(query)
 	for _, t := range toks.words {
 		if strings.EqualFold(t.text, "VALUES") {
-			at, sep = t.start, " "
+			at = t.start
 			break
 		}
+	}
+	sep := " "
+	if at == len(query) && toks.openComment {
+		sep = "\n" // a comment runs to the end of its line
 	}
 	return query[:at] + sep + kw + " " + strconv.Itoa(n) + " " + query[at:], nil
 }
