@@ -183,18 +183,20 @@ func (s *Entities) masked(k *meridian.Kind, e meridian.Entity) meridian.Entity {
 }
 
 // written is a document in the forms a write stores: event is the full document with
-// its secrets masked (the change event), row and version are the encoded entity row
-// (without relationship fields, which live in the relationship store) and snapshot,
-// with their secrets sealed. When the document holds no relationship fields both are
-// the same bytes.
+// its secrets masked (the change event) and eventDoc its encoding; row and version are
+// the encoded entity row (without relationship fields, which live in the relationship
+// store) and snapshot, with their secrets sealed. When the document holds no
+// relationship fields, row and version are the same bytes; when its kind declares no
+// secrets, version and eventDoc are.
 type written struct {
-	event        meridian.Entity
-	row, version []byte
+	event                  meridian.Entity
+	row, version, eventDoc []byte
 }
 
 // write prepares a full document for storage, sealing its secrets once.
 func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
-	snap, err := s.secrets[k.Name].seal(s.sealer, e)
+	rules := s.secrets[k.Name]
+	snap, err := rules.seal(s.sealer, e)
 	if err != nil {
 		return written{}, err
 	}
@@ -206,10 +208,17 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 			row[key] = v
 		}
 	}
-	w := written{event: s.masked(k, e), row: encode(row)}
+	w := written{event: rules.masked(e), row: encode(row)}
 	w.version = w.row
 	if len(row) != len(snap) {
 		w.version = encode(snap)
+	}
+	// Without secret rules, sealing and masking both copy the document as it is (the
+	// seal drops a stray sealedKey, which then makes the two differ).
+	if _, stray := e[sealedKey]; rules == nil && !stray {
+		w.eventDoc = w.version
+	} else {
+		w.eventDoc = encode(w.event)
 	}
 	return w, nil
 }

@@ -37,8 +37,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	enc := encode(w.event)
-	return staged{row: row, w: w, search: searchDoc(k, w.event, enc), eventEntity: enc,
+	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc), eventEntity: w.eventDoc,
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
@@ -62,10 +61,16 @@ func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st
 	if err := tx.Index(ctx, st.search); err != nil {
 		return err
 	}
+	return appendEncodedEvent(ctx, tx, st.event, st.eventEntity)
+}
+
+// appendEncodedEvent appends e, whose entity is encoded as entity, through the
+// driver's EncodedEventAppender when it has one, so the entity is not encoded again.
+func appendEncodedEvent(ctx context.Context, tx Tx, e meridian.ChangeEvent, entity []byte) error {
 	if a, ok := tx.(EncodedEventAppender); ok {
-		return a.AppendEncodedEvent(ctx, st.event, st.eventEntity)
+		return a.AppendEncodedEvent(ctx, e, entity)
 	}
-	return tx.AppendEvent(ctx, st.event)
+	return tx.AppendEvent(ctx, e)
 }
 
 // writeOpts says how update records a change.
@@ -141,13 +146,13 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
 		return nil, "", err
 	}
-	if err := tx.Index(ctx, SearchDocOf(k, w.event)); err != nil {
+	if err := tx.Index(ctx, searchDoc(k, w.event, w.eventDoc)); err != nil {
 		return nil, "", err
 	}
 	if o.emit {
 		ev := s.event(p, o.change, k, w.event, &cd)
 		ev.Recursive = o.recursive
-		if err := tx.AppendEvent(ctx, ev); err != nil {
+		if err := appendEncodedEvent(ctx, tx, ev, w.eventDoc); err != nil {
 			return nil, "", err
 		}
 	}
