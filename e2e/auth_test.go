@@ -266,7 +266,26 @@ func TestRolesAndOwnershipGive403(t *testing.T) {
 		for _, r := range []*response{put, patch} {
 			expectError(t, r, 400, "user attribute isBot can't be modified")
 		}
+		// The bulk endpoint takes each element through the same write: the element fails
+		// with the same message and the others still pass.
+		bulk := mallory.c.must(200, "PUT", "/api/v1/users/bulk", []any{
+			map[string]any{"name": "mallory", "email": "mallory@meridian.local", "isBot": true},
+			map[string]any{"name": "mallory", "email": "mallory@meridian.local", "roles": []any{"Admin"}},
+		})
+		if bulk["numberOfRowsPassed"] != float64(0) || bulk["numberOfRowsFailed"] != float64(2) {
+			t.Errorf("bulk: %v", bulk)
+		}
+		if failed, _ := bulk["failedRequest"].([]any); len(failed) > 0 {
+			if msg := str(object(failed[0])["message"]); !strings.Contains(msg, "user attribute isBot can't be modified") {
+				t.Errorf("bulk isBot message = %q", msg)
+			}
+		}
 		u := a.must(200, "GET", "/api/v1/users/"+mallory.id, nil)
+		for _, r := range list(u["roles"]) {
+			if str(object(r)["name"]) == "Admin" {
+				t.Fatalf("mallory made herself Admin through bulk: %v", u["roles"])
+			}
+		}
 		if u["isBot"] == true {
 			t.Fatalf("mallory became a bot: %v", u)
 		}
