@@ -501,9 +501,9 @@ func (e *Embedded) Count(_ context.Context, p, o string, includeDeleted bool) (i
 			return 0, nil
 		}
 	}
-	list := st.byP[pid]
-	if oid != 0 && len(st.byO[oid]) < len(list) {
-		list = st.byO[oid]
+	list := st.byP.of(pid)
+	if objects := st.byO.of(oid); oid != 0 && len(objects) < len(list) {
+		list = objects
 	}
 	n := 0
 	for _, id := range list {

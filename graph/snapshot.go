@@ -431,12 +431,13 @@ func (s *Store) index() error {
 		count[2][r.o]++
 		s.live++
 	}
-	indexes := [3]map[uint32][]uint32{s.byS, s.byP, s.byO}
+	indexes := [3]*termIndex{&s.byS, &s.byP, &s.byO}
 	for i, index := range indexes {
+		*index = make(termIndex, len(s.terms))
 		backing := make([]uint32, 0, s.live)
 		for id, n := range count[i] {
 			if n > 0 {
-				index[uint32(id)] = backing[len(backing) : len(backing) : len(backing)+int(n)]
+				(*index)[id] = backing[len(backing) : len(backing) : len(backing)+int(n)]
 				backing = backing[:len(backing)+int(n)]
 			}
 		}
@@ -447,9 +448,7 @@ func (s *Store) index() error {
 			continue
 		}
 		for i, key := range [3]uint32{r.s, r.p, r.o} {
-			l := indexes[i][key]
-			r.pos[i] = uint32(len(l))
-			indexes[i][key] = append(l, uint32(id))
+			r.pos[i] = indexes[i].add(key, uint32(id))
 		}
 	}
 	for _, l := range s.byS {

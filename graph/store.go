@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -31,7 +32,7 @@ type Store struct {
 
 	// byS lists each subject's triples ordered by predicate (so a subject and
 	// predicate pair is a binary search); byP and byO are unordered.
-	byS, byP, byO map[uint32][]uint32 // term id → triple ids
+	byS, byP, byO termIndex
 
 	owners map[string]*owner // description entity IRI → what it put
 	hidden map[uint32]bool   // node ids of soft-deleted descriptions
@@ -67,9 +68,7 @@ func (s *Store) reset() {
 	s.triples = []tripleRec{{}}
 	s.freeTriple = nil
 	s.live = 0
-	s.byS = map[uint32][]uint32{}
-	s.byP = map[uint32][]uint32{}
-	s.byO = map[uint32][]uint32{}
+	s.byS, s.byP, s.byO = nil, nil, nil
 	s.owners = map[string]*owner{}
 	s.hidden = map[uint32]bool{}
 }
@@ -178,10 +177,8 @@ func (s *Store) addTriple(sid, pid, oid uint32) uint32 {
 	s.triples[id] = r
 	s.insertS(sid, id)
 	r.pos[0] = s.triples[id].pos[0]
-	r.pos[1] = uint32(len(s.byP[pid]))
-	s.byP[pid] = append(s.byP[pid], id)
-	r.pos[2] = uint32(len(s.byO[oid]))
-	s.byO[oid] = append(s.byO[oid], id)
+	r.pos[1] = s.byP.add(pid, id)
+	r.pos[2] = s.byO.add(oid, id)
 
 	s.triples[id] = r
 	s.live++
@@ -227,7 +224,7 @@ func (s *Store) dropRef(id uint32) {
 }
 
 // unlist removes the entry at pos of index[key] by moving the last entry there.
-func (s *Store) unlist(index map[uint32][]uint32, key, pos uint32, which int) {
+func (s *Store) unlist(index termIndex, key, pos uint32, which int) {
 	l := index[key]
 	last := uint32(len(l) - 1)
 	if pos != last {
@@ -235,18 +232,18 @@ func (s *Store) unlist(index map[uint32][]uint32, key, pos uint32, which int) {
 		l[pos] = moved
 		s.triples[moved].pos[which] = pos
 	}
-	l = l[:last]
-	if len(l) == 0 {
-		delete(index, key)
+	if last == 0 {
+		l = nil
 	} else {
-		index[key] = l
+		l = l[:last]
 	}
+	index[key] = l
 }
 
 // subjectPredicate returns the triples of subject sid with predicate pid: a run of
 // byS[sid], found by binary search.
 func (s *Store) subjectPredicate(sid, pid uint32) []uint32 {
-	l := s.byS[sid]
+	l := s.byS.of(sid)
 	lo := sort.Search(len(l), func(i int) bool { return s.triples[l[i]].p >= pid })
 	hi := lo
 	for hi < len(l) && s.triples[l[hi]].p == pid {
@@ -258,7 +255,7 @@ func (s *Store) subjectPredicate(sid, pid uint32) []uint32 {
 // insertS inserts triple id in byS[sid] after the triples of predicates up to its
 // own, renumbering the positions of those it shifts.
 func (s *Store) insertS(sid, id uint32) {
-	l := s.byS[sid]
+	l := s.byS.of(sid)
 	pid := s.triples[id].p
 	at := sort.Search(len(l), func(i int) bool { return s.triples[l[i]].p > pid })
 	l = append(l, 0)
@@ -267,7 +264,7 @@ func (s *Store) insertS(sid, id uint32) {
 	for i := at; i < len(l); i++ {
 		s.triples[l[i]].pos[0] = uint32(i)
 	}
-	s.byS[sid] = l
+	s.byS.set(sid, l)
 }
 
 // removeS removes the entry at pos of byS[sid], keeping the order.
@@ -279,10 +276,41 @@ func (s *Store) removeS(sid, pos uint32) {
 		s.triples[l[i]].pos[0] = uint32(i)
 	}
 	if len(l) == 0 {
-		delete(s.byS, sid)
-	} else {
-		s.byS[sid] = l
+		l = nil
 	}
+	s.byS[sid] = l
+}
+
+// termIndex lists, by term id, the triples holding the term in one position. Term ids
+// are dense (freed ones are reused), so a slice indexed by id replaces a map: a lookup
+// is an index, not a hash probe in a map of millions of keys. It grows to the largest
+// id it lists; a shorter one lists nothing for the ids beyond it.
+type termIndex [][]uint32
+
+// of returns the triples listed for term id.
+func (x termIndex) of(id uint32) []uint32 {
+	if int(id) < len(x) {
+		return x[id]
+	}
+	return nil
+}
+
+// set lists l for term id.
+func (x *termIndex) set(id uint32, l []uint32) {
+	if int(id) >= len(*x) {
+		if l == nil {
+			return
+		}
+		*x = slices.Grow(*x, int(id)+1-len(*x))[:id+1]
+	}
+	(*x)[id] = l
+}
+
+// add appends triple id to the list of term key and returns its position there.
+func (x *termIndex) add(key, id uint32) uint32 {
+	l := x.of(key)
+	x.set(key, append(l, id))
+	return uint32(len(l))
 }
 
 // intern returns the id of t, adding it, and takes a reference to it.

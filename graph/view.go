@@ -78,11 +78,11 @@ func (v *view) candidates(p term.TriplePattern) (list []uint32, all bool, sid, p
 		}
 	}
 	best := -1
-	pick := func(id uint32, index map[uint32][]uint32) {
+	pick := func(id uint32, index termIndex) {
 		if id == 0 {
 			return
 		}
-		l := index[id]
+		l := index.of(id)
 		if best < 0 || len(l) < best {
 			best, list = len(l), l
 		}
