@@ -26,18 +26,50 @@ func (s *server) absoluteHrefs(next http.Handler) http.Handler {
 	})
 }
 
-// hrefPath is how every path href of a JSON answer starts: a key, compactly encoded, and
-// the start of an API path. A string value holding these characters would have its
-// quotes escaped, so only a key matches.
-var hrefPath = []byte(`"href":"/api/`)
+// hrefKey and apiPath are how every path href of a JSON answer starts: a key, compactly
+// encoded, and the start of an API path. A string value holding these characters would
+// have its quotes escaped, so only a key matches.
+var hrefKey, apiPath = []byte(`"href":"`), []byte(`/api/`)
 
 // withBase makes the path hrefs of an encoded answer absolute.
 func withBase(b []byte, w http.ResponseWriter) []byte {
 	hw, ok := w.(*hrefWriter)
-	if !ok || !bytes.Contains(b, hrefPath) {
+	if !ok {
 		return b
 	}
-	return bytes.ReplaceAll(b, hrefPath, []byte(`"href":"`+jsonEscape(hw.base)+`/api/`))
+	return rebase(b, hw.base)
+}
+
+// rebase returns b with base put before the path of every href, b itself when it has
+// none. It looks for the path's start ("/api/") and then checks the key before it: a
+// slash is rare in an answer, while the key's first byte, a quote, starts every key
+// and string of it, which made a search for the whole key stop at each (two thirds of
+// the time of a GET answered from the read cache went to finding its few hrefs).
+func rebase(b []byte, base string) []byte {
+	var out []byte
+	var abs []byte
+	from := 0 // b[:from] is in out, rebased
+	for at := 0; ; {
+		i := bytes.Index(b[at:], apiPath)
+		if i < 0 {
+			break
+		}
+		i += at
+		at = i + len(apiPath)
+		if i < len(hrefKey) || !bytes.Equal(b[i-len(hrefKey):i], hrefKey) {
+			continue
+		}
+		if out == nil {
+			abs = []byte(jsonEscape(base))
+			out = make([]byte, 0, len(b)+8*len(abs))
+		}
+		out = append(append(out, b[from:i]...), abs...)
+		from = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[from:]...)
 }
 
 // jsonEscape escapes a base URL for a JSON string. rpc.BaseURL admits no quote or

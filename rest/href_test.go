@@ -36,3 +36,34 @@ func TestHrefsAreAbsoluteAndBelieveForwardedHeadersOnlyFromTrustedProxies(t *tes
 		t.Errorf("trusted proxy, list: href = %v, want %s", href, want)
 	}
 }
+
+func TestRebasePutsTheBaseBeforeEveryPathHref(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"no href", `{"name":"a"}`, `{"name":"a"}`},
+		{"one", `{"href":"/api/v1/tables/1"}`, `{"href":"http://h:1/api/v1/tables/1"}`},
+		{"at the end and nested", `{"a":{"href":"/api/x"},"href":"/api/`, `{"a":{"href":"http://h:1/api/x"},"href":"http://h:1/api/`},
+		{"adjacent", `"href":"/api/"href":"/api/`, `"href":"http://h:1/api/"href":"http://h:1/api/`},
+		{"an absolute href is left alone", `{"href":"https://x/api/y"}`, `{"href":"https://x/api/y"}`},
+		{"a value that only looks like one", `{"d":"\"href\":\"/api/"}`, `{"d":"\"href\":\"/api/"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(rebase([]byte(tc.in), "http://h:1")); got != tc.want {
+				t.Errorf("rebase(%s) = %s, want %s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func BenchmarkRebaseATableAnswer(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"id":"x","name":"t","href":"/api/v1/tables/x","service":{"id":"s","type":"databaseService","href":"/api/v1/services/databaseServices/s"},"columns":[`)
+	for i := 0; i < 20; i++ {
+		sb.WriteString(`{"name":"customer_email","dataType":"VARCHAR","dataLength":255,"description":"The customer email.","fullyQualifiedName":"svc.db.sch.t.customer_email","tags":[]},`)
+	}
+	sb.WriteString(`{}]}`)
+	doc := []byte(sb.String())
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		_ = rebase(doc, "http://127.0.0.1:8585")
+	}
+}
