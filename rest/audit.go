@@ -16,8 +16,8 @@ import (
 )
 
 // auditCapture is how much of a write's answer the audit middleware keeps to find the
-// entity it wrote (its id and fullyQualifiedName); of a read's answer it keeps
-// auditCaptureRead bytes, enough for the message of a 401.
+// entity it wrote (its id and fullyQualifiedName); of a read's 401 it keeps
+// auditCaptureRead bytes, enough for its message, and nothing of any other read's.
 const (
 	auditCapture     = 64 << 10
 	auditCaptureRead = 1 << 10
@@ -27,7 +27,8 @@ const (
 type auditWriter struct {
 	http.ResponseWriter
 	status  int
-	capture int // bytes of the body to keep
+	capture int  // bytes of the body to keep
+	read    bool // a read, audited only when refused with 401
 	body    bytes.Buffer
 }
 
@@ -42,7 +43,7 @@ func (w *auditWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.body.Len() < w.capture {
+	if w.body.Len() < w.capture && (!w.read || w.status == http.StatusUnauthorized) {
 		w.body.Write(b[:min(len(b), w.capture-w.body.Len())])
 	}
 	return w.ResponseWriter.Write(b)
@@ -73,7 +74,7 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 			return
 		}
 		write := !readMethod(r.Method)
-		aw := &auditWriter{ResponseWriter: w, capture: auditCaptureRead}
+		aw := &auditWriter{ResponseWriter: w, capture: auditCaptureRead, read: !write}
 		if write {
 			aw.capture = auditCapture
 		}
