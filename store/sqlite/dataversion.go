@@ -3,18 +3,29 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync"
 )
 
 // dataVersion answers PRAGMA data_version on a connection of its own, which never
 // writes: its value changes whenever any other connection, of this process or
 // another, commits to the file. The engine's read cache compares it before each
-// cached GET (store.DataVersioner).
+// cached GET (store.DataVersioner), so it runs the statement on the driver's
+// connection directly: through database/sql's pool, row and scan, a GET paid twice
+// the statement's own cost again.
+//
+// Values from two connections cannot be compared, so a connection that fails is
+// replaced and the generation counts the replacements: DataVersion answers both.
 type dataVersion struct {
-	db   *sql.DB
-	stmt *sql.Stmt
+	db *sql.DB
+
+	mu   sync.Mutex  // guards the fields below while they are replaced
+	gen  int64       // connections replaced so far
+	conn *sql.Conn   // the connection, held while open
+	stmt driver.Stmt // PRAGMA data_version, prepared on conn; used only inside conn.Raw
 }
 
 func openDataVersion(ctx context.Context, path string) (*dataVersion, error) {
@@ -24,42 +35,95 @@ func openDataVersion(ctx context.Context, path string) (*dataVersion, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open data version connection: %w", err)
 	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	stmt, err := db.PrepareContext(ctx, "PRAGMA data_version")
-	if err != nil {
+	d := &dataVersion{db: db}
+	if err := d.connect(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: prepare data version: %w", err)
+		return nil, err
 	}
-	return &dataVersion{db: db, stmt: stmt}, nil
+	return d, nil
+}
+
+// connect takes a connection of the pool and prepares the statement on it. d.mu is
+// held, or d is not yet shared.
+func (d *dataVersion) connect(ctx context.Context) error {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: data version connection: %w", err)
+	}
+	var stmt driver.Stmt
+	if err := conn.Raw(func(dc any) error {
+		var perr error
+		stmt, perr = dc.(driver.ConnPrepareContext).PrepareContext(ctx, "PRAGMA data_version")
+		return perr
+	}); err != nil {
+		conn.Close()
+		return fmt.Errorf("sqlite: prepare data version: %w", err)
+	}
+	d.conn, d.stmt = conn, stmt
+	return nil
+}
+
+// number runs the statement and returns its answer with the connection's generation.
+// A connection that fails (not for ctx) is replaced before the next call.
+func (d *dataVersion) number(ctx context.Context) (gen, v int64, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn == nil {
+		if err := d.connect(ctx); err != nil {
+			return 0, 0, err
+		}
+	}
+	err = d.conn.Raw(func(any) error {
+		rows, err := d.stmt.(driver.StmtQueryContext).QueryContext(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		dest := make([]driver.Value, 1)
+		if err := rows.Next(dest); err != nil {
+			return err
+		}
+		n, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("PRAGMA data_version answered %T", dest[0])
+		}
+		v = n
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		d.disconnect()
+		d.gen++
+	}
+	return d.gen, v, err
+}
+
+// disconnect closes the statement and gives the connection back. d.mu is held.
+func (d *dataVersion) disconnect() {
+	if d.conn == nil {
+		return
+	}
+	_ = d.conn.Raw(func(any) error { return d.stmt.Close() })
+	d.conn.Close()
+	d.conn, d.stmt = nil, nil
 }
 
 func (d *dataVersion) close() error {
 	if d == nil {
 		return nil
 	}
-	d.stmt.Close()
+	d.mu.Lock()
+	d.disconnect()
+	d.mu.Unlock()
 	return d.db.Close()
 }
 
 // DataVersion returns SQLite's data_version as seen by a connection that never
-// writes, in decimal: it differs after every commit to the file by any connection or
-// process.
+// writes, in decimal, after the number of that connection (see dataVersion): it
+// differs after every commit to the file by any connection or process.
 func (db *DB) DataVersion(ctx context.Context) (string, error) {
-	v, err := db.dataVersionNumber(ctx)
+	gen, v, err := db.dataVersion.number(ctx)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("sqlite: data version: %w", err)
 	}
-	return strconv.FormatInt(v, 10), nil
-}
-
-// dataVersionNumber is DataVersion as the number SQLite answers; it only grows.
-func (db *DB) dataVersionNumber(ctx context.Context) (int64, error) {
-	var v int64
-	if err := db.dataVersion.stmt.QueryRowContext(ctx).Scan(&v); err != nil {
-		return 0, fmt.Errorf("sqlite: data version: %w", err)
-	}
-	return v, nil
+	return strconv.FormatInt(gen, 10) + "." + strconv.FormatInt(v, 10), nil
 }

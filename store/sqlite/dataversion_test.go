@@ -15,7 +15,7 @@ func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 	a, b := openPair(t)
 	version := func() int64 {
 		t.Helper()
-		v, err := a.dataVersionNumber(ctx)
+		_, v, err := a.dataVersion.number(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,4 +41,27 @@ func TestDataVersionChangesOnEveryCommit(t *testing.T) {
 		t.Fatal("a commit by another DB on the same file did not change data_version")
 	}
 	var _ store.DataVersioner = a
+}
+
+// TestDataVersionReplacesAFailedConnection checks that a data-version connection that
+// fails is replaced, and that the versions it answered never equal the new
+// connection's (their counters are not comparable).
+func TestDataVersionReplacesAFailedConnection(t *testing.T) {
+	ctx := context.Background()
+	a, _ := openPair(t)
+	before, err := a.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.dataVersion.conn.Close() // as if the driver had lost it
+	if _, err := a.DataVersion(ctx); err == nil {
+		t.Fatal("a closed connection answered")
+	}
+	after, err := a.DataVersion(ctx)
+	if err != nil {
+		t.Fatalf("the connection was not replaced: %v", err)
+	}
+	if after == before {
+		t.Fatalf("the new connection answers %s, as the failed one did", after)
+	}
 }
