@@ -172,11 +172,8 @@ func (s *server) get(k *meridian.Kind, key keyFunc) handler {
 		if err != nil {
 			return err
 		}
-		h := w.Header()
-		h.Set("ETag", etag)
-		h.Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(withBase(body, w))
+		w.Header().Set("ETag", etag)
+		writeBody(w, http.StatusOK, withBase(body, w))
 		return nil
 	}
 }

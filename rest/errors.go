@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -101,8 +102,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b = []byte(`{"code":500,"message":"Internal error"}`)
 	}
-	b = withBase(b, w)
-	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, status, withBase(b, w))
+}
+
+// writeBody writes b, a whole JSON answer, with the given status and its length: an
+// answer of more than 2 KB without one went out in chunks.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
