@@ -43,11 +43,9 @@ func withBase(b []byte, w http.ResponseWriter) []byte {
 // rebase returns b with base put before the path of every href, b itself when it has
 // none. It looks for the path's start ("/api/") and then checks the key before it: a
 // slash is rare in an answer, while the key's first byte, a quote, starts every key
-// and string of it, which made a search for the whole key stop at each (two thirds of
-// the time of a GET answered from the read cache went to finding its few hrefs).
+// and string of it, so a search for the whole key stopped at each.
 func rebase(b []byte, base string) []byte {
-	var out []byte
-	var abs []byte
+	var out, abs []byte
 	from := 0 // b[:from] is in out, rebased
 	for at := 0; ; {
 		i := bytes.Index(b[at:], apiPath)
