@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,17 +48,14 @@ func startServer(ctx context.Context, bin, dataDir string, extra ...string) (*se
 // startServerEnv is startServer with env (KEY=value, such as MERIDIAN_EMBEDDER=use-lite)
 // added to the clean environment.
 func startServerEnv(ctx context.Context, bin, dataDir string, env []string, extra ...string) (*server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logPath := dataDir + ".log"
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--addr", addr, "--data-dir", dataDir}, extra...)
+	// Port 0: the kernel picks a free port at bind time, so no other process can take
+	// it between a probe and the bind; serve prints the address it got.
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
@@ -66,7 +64,7 @@ func startServerEnv(ctx context.Context, bin, dataDir string, env []string, extr
 		logf.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, base: "http://" + addr, dataDir: dataDir, logPath: logPath, exited: make(chan struct{})}
+	s := &server{cmd: cmd, dataDir: dataDir, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		logf.Close()
@@ -84,11 +82,18 @@ func startServerEnv(ctx context.Context, bin, dataDir string, env []string, extr
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		resp, err := hc.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
+		if s.base == "" {
+			if m := listeningOn.FindSubmatch(logHead(s.logPath)); m != nil {
+				s.base = "http://" + string(m[1])
+			}
+		}
+		if s.base != "" {
+			resp, err := hc.Get(s.base + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return s, nil
+				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -169,6 +174,21 @@ func procRSS(pid int) (hwm, rss int64, err error) {
 // logTail returns the last lines of the server's log.
 func (s *server) logTail() string { return logTail(s.logPath, 15) }
 
+// listeningOn matches the line serve prints once it listens, with the address it got.
+var listeningOn = regexp.MustCompile(`listening on (\S+)`)
+
+// logHead returns the start of a log file, where serve says where it listens.
+func logHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
+}
+
 // logTail returns the last n lines of a log file.
 func logTail(path string, n int) string {
 	b, _ := os.ReadFile(path)
@@ -177,14 +197,4 @@ func logTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
