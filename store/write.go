@@ -21,11 +21,10 @@ func (s *Entities) insert(ctx context.Context, tx Tx, p *meridian.Principal, k *
 // staged is a new entity encoded for storage: the pure CPU part of an insert, which
 // needs no transaction.
 type staged struct {
-	row         Row
-	w           written
-	search      search.Doc
-	event       meridian.ChangeEvent
-	eventEntity []byte // event.Entity encoded
+	row    Row
+	w      written // w.eventDoc is event.Entity encoded
+	search search.Doc
+	event  meridian.ChangeEvent
 }
 
 // stage encodes a checked draft for insert.
@@ -37,7 +36,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc), eventEntity: w.eventDoc,
+	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc),
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
@@ -61,7 +60,7 @@ func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st
 	if err := tx.Index(ctx, st.search); err != nil {
 		return err
 	}
-	return appendEncodedEvent(ctx, tx, st.event, st.eventEntity)
+	return appendEncodedEvent(ctx, tx, st.event, st.w.eventDoc)
 }
 
 // appendEncodedEvent appends e, whose entity is encoded as entity, through the
