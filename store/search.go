@@ -154,29 +154,6 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 	return res, nil
 }
 
-// maxVocabularyWords bounds the vocabulary words one document adds.
-const maxVocabularyWords = 2000
-
-// Vocabulary returns the words of d that typo correction may suggest, distinct and
-// sorted: words of search.MinTypoLength letters or more, without digits, that are not
-// stop words, from the name, display name, description and column words; at most
-// maxVocabularyWords of them.
-func Vocabulary(d search.Doc) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, text := range []string{d.Name, d.DisplayName, d.Description, d.Columns} {
-		for _, w := range strings.Fields(text) {
-			if seen[w] || search.MaxEdits(w) == 0 || search.IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
-				continue
-			}
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	slices.Sort(out)
-	return out[:min(len(out), maxVocabularyWords)]
-}
-
 // VocabularyChange returns the words in now but not in before, and those in before but
 // not in now; both lists are sorted as Vocabulary sorts them.
 func VocabularyChange(before, now []string) (added, removed []string) {

@@ -65,10 +65,10 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 		return err
 	}
 	t.indexed++
+	terms := d.Terms()
 	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
-		d.ID, d.Kind, d.FQN, search.StemText(d.Name), search.StemText(d.DisplayName), search.StemText(d.Description),
-		search.StemText(d.Columns), strings.ToLower(d.Service),
-		lower(d.Tags), lower(d.Owners), lower(d.Domains), d.Deleted, string(d.Source), lower(store.Vocabulary(d)))
+		d.ID, d.Kind, d.FQN, terms.Name, terms.DisplayName, terms.Description, terms.Columns, terms.Service,
+		terms.Tags, terms.Owners, terms.Domains, d.Deleted, string(d.Source), lower(terms.Vocabulary))
 }
 
 // indexDoc is Index's statement. The terms a document gains and loses are read from

@@ -218,7 +218,7 @@ func TestVocabularyCountsStayExact(t *testing.T) {
 	want := map[string]int{}
 	for _, ds := range final {
 		for _, d := range ds {
-			for _, word := range store.Vocabulary(d) {
+			for _, word := range d.Terms().Vocabulary {
 				want[word]++
 			}
 		}

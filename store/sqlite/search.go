@@ -66,13 +66,12 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 			return fmt.Errorf("sqlite: index: vocabulary of %s: %w", d.ID, err)
 		}
 	}
-	vocab := store.Vocabulary(d)
-	added, removed := store.VocabularyChange(old, vocab)
-	tags, owners, domains := lowerJSON(d.Tags), lowerJSON(d.Owners), lowerJSON(d.Domains)
+	terms := d.Terms()
+	added, removed := store.VocabularyChange(old, terms.Vocabulary)
 	var seq int64
 	err := t.queryRow(ctx, stmtIndexDoc,
-		d.ID, d.Kind, d.FQN, search.StemText(d.Name), strings.ToLower(d.Service), boolInt(d.Deleted), tags, owners, domains,
-		string(d.Source), jsonList(vocab)).Scan(&seq)
+		d.ID, d.Kind, d.FQN, terms.Name, terms.Service, boolInt(d.Deleted), jsonList(terms.Tags), jsonList(terms.Owners),
+		jsonList(terms.Domains), string(d.Source), jsonList(terms.Vocabulary)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
@@ -83,8 +82,8 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 			return fmt.Errorf("sqlite: index: %w", err)
 		}
 	}
-	t.fts = append(t.fts, ftsRow{seq: seq, name: search.StemText(d.Name), display: search.StemText(d.DisplayName),
-		description: search.StemText(d.Description), columns: search.StemText(d.Columns)})
+	t.fts = append(t.fts, ftsRow{seq: seq, name: terms.Name, display: terms.DisplayName,
+		description: terms.Description, columns: terms.Columns})
 	if len(added)+len(removed) > 0 && t.vocab == nil {
 		t.vocab = map[string]int{}
 	}
@@ -164,14 +163,6 @@ func (t *tx) flushHeld(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func lowerJSON(l []string) string {
-	out := make([]string, 0, len(l))
-	for _, s := range l {
-		out = append(out, strings.ToLower(s))
-	}
-	return jsonList(out)
 }
 
 // jsonList is l as a JSON array, [] when empty.

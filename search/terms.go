@@ -1,0 +1,83 @@
+package search
+
+import (
+	"slices"
+	"strings"
+)
+
+// MaxVocabularyWords bounds the vocabulary words one document adds.
+const MaxVocabularyWords = 2000
+
+// Terms is a Doc as a keyword index stores it: the words of each text field stemmed
+// (StemText), the service and the tag, owner and domain lists lowercased, and the
+// document's vocabulary. Every driver stores these, so the engine computes them with
+// Prepare while it prepares a write, outside the writer, rather than each driver
+// computing them inside the write transaction.
+type Terms struct {
+	Name, DisplayName, Description, Columns string
+	Service                                 string
+	Tags, Owners, Domains                   []string
+	// Vocabulary is the words typo correction may suggest, distinct and sorted: words
+	// of MinTypoLength letters or more, without digits, that are not stop words, from
+	// the name, display name, description and column words (unstemmed); at most
+	// MaxVocabularyWords of them.
+	Vocabulary []string
+}
+
+// Prepare returns d with its Terms computed, so that a later Terms call costs
+// nothing. It is the last step of building a Doc: a field changed afterwards is not
+// reflected in Terms.
+func (d Doc) Prepare() Doc {
+	t := d.computeTerms()
+	d.terms = &t
+	return d
+}
+
+// Terms returns d's Terms: those Prepare computed, or, for a Doc not prepared,
+// computed now.
+func (d Doc) Terms() Terms {
+	if d.terms != nil {
+		return *d.terms
+	}
+	return d.computeTerms()
+}
+
+func (d Doc) computeTerms() Terms {
+	return Terms{
+		Name:        StemText(d.Name),
+		DisplayName: StemText(d.DisplayName),
+		Description: StemText(d.Description),
+		Columns:     StemText(d.Columns),
+		Service:     strings.ToLower(d.Service),
+		Tags:        lower(d.Tags),
+		Owners:      lower(d.Owners),
+		Domains:     lower(d.Domains),
+		Vocabulary:  vocabulary(d),
+	}
+}
+
+// vocabulary is Terms.Vocabulary of d.
+func vocabulary(d Doc) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, text := range []string{d.Name, d.DisplayName, d.Description, d.Columns} {
+		for _, w := range strings.Fields(text) {
+			if seen[w] || MaxEdits(w) == 0 || IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
+				continue
+			}
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), MaxVocabularyWords)]
+}
+
+// lower returns l with every element lowercased; never nil.
+func lower(l []string) []string {
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		out = append(out, strings.ToLower(s))
+	}
+	return out
+}
