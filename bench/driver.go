@@ -27,6 +27,7 @@ type driverResult struct {
 	dbSize      int64   // bytes on disk (SQLite files) or pg_database_size
 	timings     []timing
 	floor       timing
+	writeFloor  writeFloorResult
 }
 
 // driverTitle is the report's column name of a driver.
@@ -202,6 +203,14 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		if n, err := postgresSize(ctx, dbURL); err == nil {
 			res.dbSize = n
 		}
+	}
+
+	// Ingest's floor, last, as it adds 2n tables: tables 2n.. through the engine
+	// in-process.
+	logf("%s: write floor", driver)
+	res.writeFloor = writeFloor(ctx, app.Config{DataDir: dataDir, DatabaseURL: dbURL}, c.seed, 2*c.n, c.n, c.workers)
+	if res.writeFloor.err != "" {
+		logf("%s: write floor: %s", driver, res.writeFloor.err)
 	}
 	return res
 }
