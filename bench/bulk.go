@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -16,39 +15,16 @@ const bulkBatch = 500
 // are new) through PUT /api/v1/tables/bulk, bulkBatch per request, with workers
 // concurrent clients. Every element must succeed.
 func ingestBulk(ctx context.Context, c *client, seed uint64, first, n, workers int) (time.Duration, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for from := range jobs {
-				to := min(from+bulkBatch, n)
-				bodies := make([]map[string]any, 0, to-from)
-				for i := from; i < to; i++ {
-					bodies = append(bodies, genTable(seed, first+i).body)
-				}
-				if err := putBulk(ctx, c, bodies); err != nil {
-					cancel(fmt.Errorf("bulk of tables %d..%d: %w", first+from, first+to-1, err))
-					return
-				}
-			}
-		}()
-	}
-feed:
-	for from := 0; from < n; from += bulkBatch {
-		select {
-		case jobs <- from:
-		case <-ctx.Done():
-			break feed
+	return parallel(ctx, n, bulkBatch, workers, func(from, to int) error {
+		bodies := make([]map[string]any, 0, to-from)
+		for i := from; i < to; i++ {
+			bodies = append(bodies, genTable(seed, first+i).body)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	return time.Since(start), context.Cause(ctx)
+		if err := putBulk(ctx, c, bodies); err != nil {
+			return fmt.Errorf("bulk of tables %d..%d: %w", first+from, first+to-1, err)
+		}
+		return nil
+	})
 }
 
 // putBulk sends one bulk request and fails unless every element succeeded.

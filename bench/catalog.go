@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -190,42 +189,20 @@ func createFixtures(ctx context.Context, c *client) error {
 // ingest POSTs tables 0..n-1 with workers concurrent clients and returns their FQNs, in
 // index order, and the wall time. The first failure stops it.
 func ingest(ctx context.Context, c *client, seed uint64, n, workers int, progress func(done int)) ([]string, time.Duration, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	fqns := make([]string, n)
-	jobs := make(chan int)
 	var done atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				t := genTable(seed, i)
-				if _, err := c.postJSON(ctx, "/api/v1/tables", t.body); err != nil {
-					cancel(fmt.Errorf("table %d: %w", i, err))
-					return
-				}
-				fqns[i] = t.fqn
-				if d := done.Add(1); progress != nil && d%1000 == 0 {
-					progress(int(d))
-				}
-			}
-		}()
-	}
-feed:
-	for i := 0; i < n; i++ {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
+	wall, err := parallel(ctx, n, 1, workers, func(i, _ int) error {
+		t := genTable(seed, i)
+		if _, err := c.postJSON(ctx, "/api/v1/tables", t.body); err != nil {
+			return fmt.Errorf("table %d: %w", i, err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	wall := time.Since(start)
-	if err := context.Cause(ctx); err != nil {
+		fqns[i] = t.fqn
+		if d := done.Add(1); progress != nil && d%1000 == 0 {
+			progress(int(d))
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, wall, err
 	}
 	return fqns, wall, nil

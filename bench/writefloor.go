@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
@@ -50,8 +48,10 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 		return writeFloorResult{err: oneLine(err.Error())}
 	}
 	wall, err := parallel(ctx, n, 1, workers, func(i, _ int) error {
-		_, err := cat.Entities.Create(ctx, meridian.System, "table", single[i])
-		return err
+		if _, err := cat.Entities.Create(ctx, meridian.System, "table", single[i]); err != nil {
+			return fmt.Errorf("table %d: %w", first+i, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return writeFloorResult{err: "single creates: " + oneLine(err.Error())}
@@ -64,11 +64,11 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	wall, err = parallel(ctx, n, bulkBatch, workers, func(from, to int) error {
 		items, err := cat.Entities.BulkCreateOrUpdate(ctx, meridian.System, "table", bulk[from:to])
 		if err != nil {
-			return err
+			return fmt.Errorf("tables %d..%d: %w", first+n+from, first+n+to-1, err)
 		}
-		for _, it := range items {
+		for i, it := range items {
 			if it.Err != nil {
-				return it.Err
+				return fmt.Errorf("table %d: %w", first+n+from+i, it.Err)
 			}
 		}
 		return nil
@@ -78,38 +78,4 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	}
 	res.bulk = float64(n) / wall.Seconds()
 	return res
-}
-
-// parallel calls f(from, to) for consecutive ranges of at most step of 0..n-1 from
-// workers goroutines and returns the wall time; the first error stops it.
-func parallel(ctx context.Context, n, step, workers int, f func(from, to int) error) (time.Duration, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for from := range jobs {
-				to := min(from+step, n)
-				if err := f(from, to); err != nil {
-					cancel(fmt.Errorf("tables %d..%d: %w", from, to-1, err))
-					return
-				}
-			}
-		}()
-	}
-feed:
-	for from := 0; from < n; from += step {
-		select {
-		case jobs <- from:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	return time.Since(start), context.Cause(ctx)
 }

@@ -155,7 +155,7 @@ func KeywordSearch(ctx context.Context, idx KeywordIndex, q search.Query) (searc
 }
 
 // VocabularyChange returns the words in now but not in before, and those in before but
-// not in now; both lists are sorted as Vocabulary sorts them.
+// not in now; both lists are sorted as search.Terms sorts its Vocabulary.
 func VocabularyChange(before, now []string) (added, removed []string) {
 	i, j := 0, 0
 	for i < len(before) || j < len(now) {
