@@ -18,6 +18,4 @@ type Doc struct {
 	Domains     []string // domain FQNs
 	Deleted     bool
 	Source      []byte
-
-	terms *Terms // computed by Prepare; nil until then
 }

@@ -10,9 +10,8 @@ const MaxVocabularyWords = 2000
 
 // Terms is a Doc as a keyword index stores it: the words of each text field stemmed
 // (StemText), the service and the tag, owner and domain lists lowercased, and the
-// document's vocabulary. Every driver stores these, so the engine computes them with
-// Prepare while it prepares a write, outside the writer, rather than each driver
-// computing them inside the write transaction.
+// document's vocabulary. Every driver stores these, so they are derived here once
+// rather than by each driver.
 type Terms struct {
 	Name, DisplayName, Description, Columns string
 	Service                                 string
@@ -24,25 +23,8 @@ type Terms struct {
 	Vocabulary []string
 }
 
-// Prepare returns d with its Terms computed, so that a later Terms call costs
-// nothing. It is the last step of building a Doc: a field changed afterwards is not
-// reflected in Terms.
-func (d Doc) Prepare() Doc {
-	t := d.computeTerms()
-	d.terms = &t
-	return d
-}
-
-// Terms returns d's Terms: those Prepare computed, or, for a Doc not prepared,
-// computed now.
+// Terms returns d as a keyword index stores it.
 func (d Doc) Terms() Terms {
-	if d.terms != nil {
-		return *d.terms
-	}
-	return d.computeTerms()
-}
-
-func (d Doc) computeTerms() Terms {
 	return Terms{
 		Name:        StemText(d.Name),
 		DisplayName: StemText(d.DisplayName),

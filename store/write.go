@@ -27,9 +27,7 @@ type staged struct {
 	event  meridian.ChangeEvent
 }
 
-// stage encodes a checked draft for insert. Its search document is prepared
-// (search.Doc.Prepare) here, where creates are staged in parallel, so the writer only
-// stores it.
+// stage encodes a checked draft for insert.
 func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (staged, error) {
 	e := d.entity
 	w, err := s.write(k, e)
@@ -38,7 +36,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc).Prepare(),
+	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc),
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
