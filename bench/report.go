@@ -253,6 +253,19 @@ func (r *report) markdown() string {
 		}
 		fmt.Fprintf(&b, " %.0f | %s wall |", d.bulkRate, d.bulkWall.Round(100*time.Millisecond))
 	}
+	cpuRow := func(label string, cpu func(d *driverResult) cpuPerTable) {
+		b.WriteString("\n| " + label + " |")
+		for _, d := range cols {
+			c := cpu(d)
+			if c == (cpuPerTable{}) {
+				b.WriteString(" – | |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s | clients %s |", ms(c.server), ms(c.clients))
+		}
+	}
+	cpuRow("CPU per table, single requests: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.ingestCPU })
+	cpuRow("CPU per table, bulk endpoint: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.bulkCPU })
 	writeFloorRow := func(label string, rest func(d *driverResult) float64, floor func(d *driverResult) float64) {
 		b.WriteString("\n| " + label + " |")
 		for _, d := range cols {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -68,4 +69,37 @@ func procCPU(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	return time.Duration(utime+stime) * (time.Second / 100), nil
+}
+
+// cpuPerTable is the CPU time an ingest cost per table: the server's, and the bench
+// process's own (its clients generating, encoding and sending the tables), which shares
+// the machine with it. Zero when /proc could not be read.
+type cpuPerTable struct{ server, clients time.Duration }
+
+// cpuStart is the CPU time the server and the bench process had used when an ingest
+// started.
+type cpuStart struct {
+	pid             int
+	server, clients time.Duration
+	err             error
+}
+
+// startCPU reads the CPU time srv and the bench process have used so far.
+func startCPU(srv *server) cpuStart {
+	s := cpuStart{pid: srv.cmd.Process.Pid}
+	var err1, err2 error
+	s.server, err1 = procCPU(s.pid)
+	s.clients, err2 = procCPU(os.Getpid())
+	s.err = errors.Join(err1, err2)
+	return s
+}
+
+// per returns the CPU time used since s, per table of n.
+func (s cpuStart) per(n int) cpuPerTable {
+	srv, err1 := procCPU(s.pid)
+	cli, err2 := procCPU(os.Getpid())
+	if s.err != nil || err1 != nil || err2 != nil || n <= 0 {
+		return cpuPerTable{}
+	}
+	return cpuPerTable{server: (srv - s.server) / time.Duration(n), clients: (cli - s.clients) / time.Duration(n)}
 }
