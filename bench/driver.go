@@ -23,10 +23,10 @@ type driverResult struct {
 	bulkRate    float64 // tables per second through the bulk endpoint
 	ingestCPU   cpuPerTable
 	bulkCPU     cpuPerTable
-	peakRSS     int64   // VmHWM of meridian serve, bytes
-	mcpStdioRSS int64   // VmHWM of meridian mcp (the stdio rows), bytes
-	endRSS      int64   // VmRSS at the end, bytes
-	dbSize      int64   // bytes on disk (SQLite files) or pg_database_size
+	peakRSS     int64 // VmHWM of meridian serve, bytes
+	mcpStdioRSS int64 // VmHWM of meridian mcp (the stdio rows), bytes
+	endRSS      int64 // VmRSS at the end, bytes
+	dbSize      int64 // bytes on disk (SQLite files) or pg_database_size
 	timings     []timing
 	floor       timing
 	writeFloor  writeFloorResult
