@@ -36,6 +36,11 @@ type Store struct {
 
 	owners map[string]*owner // description entity IRI → what it put
 	hidden map[uint32]bool   // node ids of soft-deleted descriptions
+
+	// Scratch space of put, kept between calls (the lock is held).
+	scratch      map[Term]uint32 // a description's terms → ids
+	scratchNodes map[uint32]bool // a description's subjects
+	keyBuf       []byte          // a dictionary key being looked up
 }
 
 // tripleRec is one stored triple: its term ids, how many descriptions put it, and its
@@ -121,17 +126,21 @@ func (s *Store) Load(descs []Description) {
 
 func (s *Store) put(desc Description) {
 	o := &owner{deleted: desc.Deleted, triples: make([]uint32, 0, len(desc.Triples))}
-	seenNode := map[uint32]bool{}
 	// A description names its subject and its columns, and a few predicates, in most
-	// of its triples: each term is converted and looked up once.
-	ids := make(map[Term]uint32, len(desc.Triples)/2)
+	// of its triples: each term is looked up once. The scratch map is the store's,
+	// emptied for each description (the lock is held).
+	if s.scratch == nil {
+		s.scratch, s.scratchNodes = make(map[Term]uint32), make(map[uint32]bool)
+	}
+	ids, seenNode := s.scratch, s.scratchNodes
+	clear(ids)
+	clear(seenNode)
 	intern := func(t Term) uint32 {
 		if id, ok := ids[t]; ok {
 			s.termRefs[id]++
 			return id
 		}
-		rt, _ := toRDF(t)
-		id := s.intern(rt)
+		id := s.internTerm(t)
 		ids[t] = id
 		return id
 	}
@@ -312,6 +321,24 @@ func (x *termIndex) add(key, id uint32) uint32 {
 	x.set(key, append(l, id))
 	return uint32(len(l))
 }
+
+// internTerm is intern for a Term that toRDF converts. An IRI already in the
+// dictionary, the usual case, is found by its key without building its goRDFlib term.
+func (s *Store) internTerm(t Term) uint32 {
+	if t.Kind == KindIRI {
+		s.keyBuf = append(append(s.keyBuf[:0], iriKeyPrefix...), t.Value...)
+		if id, ok := s.dict[string(s.keyBuf)]; ok { // the conversion does not allocate
+			s.termRefs[id]++
+			return id
+		}
+	}
+	rt, _ := toRDF(t)
+	return s.intern(rt)
+}
+
+// iriKeyPrefix starts term.TermKey of an IRI: "U:" and the IRI
+// (TestIRIKeyIsTheLibrarysTermKey).
+const iriKeyPrefix = "U:"
 
 // intern returns the id of t, adding it, and takes a reference to it.
 func (s *Store) intern(t term.Term) uint32 {
