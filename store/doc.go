@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sort"
 
 	"github.com/meridian-catalog/meridian"
@@ -150,9 +151,21 @@ func refsToList(refs []meridian.EntityRef) []any {
 
 // shape prepares a full document for a caller: fields the kind gates behind ?fields=
 // are dropped unless requested or always answered, so are the fields the kind never
-// answers (Kind.Answers), and secrets are shown as secretView says.
+// answers (Kind.Answers), and secrets are shown as secretView says. The answer shares
+// no value with e, which may be staged for a write.
 func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
-	out := e.Clone()
+	return s.answer(p, k, e, e.Clone(), fields)
+}
+
+// shapeRead is shape for a document decoded for this answer alone (a read's): the
+// answer shares e's nested values instead of copying them, as nothing else holds e.
+func (s *Entities) shapeRead(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
+	return s.answer(p, k, e, maps.Clone(e), fields)
+}
+
+// answer is shape's work on out, a copy of e: it drops and rewrites out's top-level
+// fields and masks secrets with new values, so e is left as it was.
+func (s *Entities) answer(p *meridian.Principal, k *meridian.Kind, e, out meridian.Entity, fields map[string]bool) meridian.Entity {
 	for f := range out {
 		if !k.Answers(f, fields) {
 			delete(out, f)

@@ -184,7 +184,7 @@ func (s *Entities) Get(ctx context.Context, p *meridian.Principal, kind string, 
 		if err := s.authorize(p, OpView, k, e, ownersOf(e)); err != nil {
 			return err
 		}
-		out = s.shape(p, k, e, fields)
+		out = s.shapeRead(p, k, e, fields)
 		return nil
 	})
 	return out, err
@@ -272,7 +272,7 @@ func (s *Entities) List(ctx context.Context, p *meridian.Principal, kind string,
 			if err := s.decorate(ctx, tx, k, e, fields); err != nil {
 				return err
 			}
-			page.Data = append(page.Data, s.shape(p, k, e, fields))
+			page.Data = append(page.Data, s.shapeRead(p, k, e, fields))
 		}
 		return nil
 	})
