@@ -67,7 +67,7 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
 		"Ingest rates include the semantic indexer embedding the same tables in the background (the default "+
-		"hashing embedder). Timings start once every outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up: %d samples per operation after %d "+
+		"hashing embedder). Timings start once every outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up and the server has settled (used under 10%% of a core for 3 s): %d samples per operation after %d "+
 		"untimed warm-up calls, one request at a time on one keep-alive connection, server and client on the "+
 		"same machine (127.0.0.1). Latencies in ms.\n\n",
 		r.n, columnsPer, r.workers, r.samples, warmups(r.samples))
