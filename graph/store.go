@@ -323,7 +323,8 @@ func (x *termIndex) add(key, id uint32) uint32 {
 }
 
 // internTerm is intern for a Term that toRDF converts. An IRI already in the
-// dictionary, the usual case, is found by its key without building its goRDFlib term.
+// dictionary (a predicate, a class, a tag, a subject put again) is found by its key
+// without building its goRDFlib term, which is built only for a term new to the store.
 func (s *Store) internTerm(t Term) uint32 {
 	if t.Kind == KindIRI {
 		s.keyBuf = append(append(s.keyBuf[:0], iriKeyPrefix...), t.Value...)
