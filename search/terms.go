@@ -16,10 +16,10 @@ type Terms struct {
 	Name, DisplayName, Description, Columns string
 	Service                                 string
 	Tags, Owners, Domains                   []string
-	// Vocabulary is the words typo correction may suggest, distinct and sorted: words
-	// of MinTypoLength letters or more, without digits, that are not stop words, from
-	// the name, display name, description and column words (unstemmed); at most
-	// MaxVocabularyWords of them.
+	// Vocabulary is the words typo correction may suggest, lowercased, distinct and
+	// sorted: words of MinTypoLength letters or more, without digits, that are not stop
+	// words, from the name, display name, description and column words (unstemmed); at
+	// most MaxVocabularyWords of them.
 	Vocabulary []string
 }
 
@@ -41,9 +41,10 @@ func (d Doc) Terms() Terms {
 // vocabulary is Terms.Vocabulary of d.
 func vocabulary(d Doc) []string {
 	seen := map[string]bool{}
-	var out []string
+	out := []string{} // never nil, like the lists
 	for _, text := range []string{d.Name, d.DisplayName, d.Description, d.Columns} {
 		for _, w := range strings.Fields(text) {
+			w = strings.ToLower(w) // a Doc's words are lowercase already (Words): no copy then
 			if seen[w] || MaxEdits(w) == 0 || IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
 				continue
 			}

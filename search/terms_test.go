@@ -23,9 +23,16 @@ func TestTermsAreTheDocAsAnIndexStoresIt(t *testing.T) {
 	}
 }
 
+func TestTermsVocabularyIsLowercase(t *testing.T) {
+	got := Doc{Name: "Customer customer", Description: "REFUNDS"}.Terms().Vocabulary
+	if want := []string{"customer", "refunds"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("vocabulary %q, want %q", got, want)
+	}
+}
+
 func TestTermsListsAreNeverNil(t *testing.T) {
 	got := Doc{ID: "x"}.Terms()
-	if got.Tags == nil || got.Owners == nil || got.Domains == nil {
+	if got.Tags == nil || got.Owners == nil || got.Domains == nil || got.Vocabulary == nil {
 		t.Errorf("nil list in %+v", got)
 	}
 }

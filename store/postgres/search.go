@@ -68,7 +68,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	terms := d.Terms()
 	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.DisplayName, terms.Description, terms.Columns, terms.Service,
-		terms.Tags, terms.Owners, terms.Domains, d.Deleted, string(d.Source), lower(terms.Vocabulary))
+		terms.Tags, terms.Owners, terms.Domains, d.Deleted, string(d.Source), terms.Vocabulary)
 }
 
 // indexDoc is Index's statement. The terms a document gains and loses are read from
