@@ -23,13 +23,18 @@ const (
 	auditCaptureRead = 1 << 10
 )
 
-// auditWriter remembers an answer's status and the start of its body.
+// auditWriter remembers an answer's status and the start of its body, or, when the
+// answer is an object writeJSON encodes, the id and fullyQualifiedName it names
+// (noteAnswer), so that a write's answer need not be kept and read again.
 type auditWriter struct {
 	http.ResponseWriter
 	status  int
 	capture int  // bytes of the body to keep
 	read    bool // a read, audited only when refused with 401
 	body    bytes.Buffer
+
+	noted   bool // noteAnswer saw the answer: id and fqn are its own, the body is not kept
+	id, fqn string
 }
 
 func (w *auditWriter) WriteHeader(code int) {
@@ -43,7 +48,7 @@ func (w *auditWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.body.Len() < w.capture && (!w.read || w.status == http.StatusUnauthorized) {
+	if w.body.Len() < w.capture && !w.noted && (!w.read || w.status == http.StatusUnauthorized) {
 		w.body.Write(b[:min(len(b), w.capture-w.body.Len())])
 	}
 	return w.ResponseWriter.Write(b)
@@ -56,6 +61,35 @@ func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w *auditWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// noteAnswer tells the audit middleware, when it wraps w, the id and fullyQualifiedName
+// of v, a successful answer about to be written (writeJSON calls it), so that it need
+// not keep the encoded answer and read them from it. Only an object answer is noted;
+// another answer's body is kept and read as before.
+func noteAnswer(w http.ResponseWriter, v any) {
+	var m map[string]any
+	switch o := v.(type) {
+	case meridian.Entity:
+		m = o
+	case map[string]any:
+		m = o
+	default:
+		return
+	}
+	for w != nil {
+		if aw, ok := w.(*auditWriter); ok {
+			aw.noted = true
+			aw.id, _ = m["id"].(string)
+			aw.fqn, _ = m["fullyQualifiedName"].(string)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
 	}
 }
 
@@ -95,7 +129,7 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 			e.Kind = audit.KindAuthFailure
 		}
 		e.EventType = w.Header().Get(ChangeHeader) // the change the write made, if any
-		s.auditTarget(r, aw.body.Bytes(), &e)
+		s.auditTarget(r, aw, &e)
 		s.audit.Record(e)
 	})
 }
@@ -103,7 +137,7 @@ func (s *server) auditRequests(next http.Handler) http.Handler {
 // auditTarget fills in the entity a request was about: its kind from the route's
 // collection, its id or FQN from the path, and the id and FQN the answer names; the
 // message of an error answer.
-func (s *server) auditTarget(r *http.Request, body []byte, e *audit.Entry) {
+func (s *server) auditTarget(r *http.Request, aw *auditWriter, e *audit.Entry) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
 		pattern := strings.TrimPrefix(rctx.RoutePattern(), apiPrefix+"/v1/")
 		best := 0
@@ -121,7 +155,12 @@ func (s *server) auditTarget(r *http.Request, body []byte, e *audit.Entry) {
 			}
 		}
 	}
-	fields := topLevelStrings(body, "id", "fullyQualifiedName", "message")
+	var fields map[string]string
+	if aw.noted && e.Status < 400 {
+		fields = map[string]string{"id": aw.id, "fullyQualifiedName": aw.fqn}
+	} else {
+		fields = topLevelStrings(aw.body.Bytes(), "id", "fullyQualifiedName", "message")
+	}
 	if e.Status >= 400 {
 		e.Message = fields["message"]
 		return

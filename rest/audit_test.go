@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -31,6 +32,37 @@ func TestTopLevelStringsReadsACutBody(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", c.body, k, got[k], v)
 			}
 		}
+	}
+}
+
+func TestAuditWriterTakesTheTargetFromAnObjectAnswer(t *testing.T) {
+	cases := []struct {
+		name         string
+		status       int
+		answer       any
+		noted        bool
+		id, fqn      string
+		keepsTheBody bool
+	}{
+		{"an entity", 201, meridian.Entity{"id": "i1", "fullyQualifiedName": "s.d.t", "columns": []any{}}, true, "i1", "s.d.t", false},
+		{"an object without a name", 200, map[string]any{"id": "i2"}, true, "i2", "", false},
+		{"a typed answer", 200, struct {
+			ID string `json:"id"`
+		}{"i3"}, false, "", "", true},
+		{"an error", 404, map[string]any{"code": 404, "message": "gone"}, false, "", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			aw := &auditWriter{ResponseWriter: httptest.NewRecorder(), capture: auditCapture}
+			// Wrapped again, as absoluteHrefs does between the audit middleware and a handler.
+			writeJSON(&hrefWriter{ResponseWriter: aw, base: "http://x"}, c.status, c.answer)
+			if aw.noted != c.noted || aw.id != c.id || aw.fqn != c.fqn {
+				t.Errorf("noted %v %q %q, want %v %q %q", aw.noted, aw.id, aw.fqn, c.noted, c.id, c.fqn)
+			}
+			if kept := aw.body.Len() > 0; kept != c.keepsTheBody {
+				t.Errorf("kept the body: %v, want %v", kept, c.keepsTheBody)
+			}
+		})
 	}
 }
 

@@ -98,6 +98,9 @@ func statusOf(err error) (int, string) {
 // writeJSON writes v as the JSON answer with the given status, its hrefs absolute.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := marshal(v)
+	if err == nil && status < 400 {
+		noteAnswer(w, v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"code":500,"message":"Internal error"}`)
