@@ -18,4 +18,6 @@ type Doc struct {
 	Domains     []string // domain FQNs
 	Deleted     bool
 	Source      []byte
+
+	terms *Terms // computed ahead by WithTerms
 }

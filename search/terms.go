@@ -23,8 +23,25 @@ type Terms struct {
 	Vocabulary []string
 }
 
-// Terms returns d as a keyword index stores it.
+// Terms returns d as a keyword index stores it: those WithTerms computed, if it did.
 func (d Doc) Terms() Terms {
+	if d.terms != nil {
+		return *d.terms
+	}
+	return d.computeTerms()
+}
+
+// WithTerms returns d with its Terms computed now, which Terms then returns at no
+// cost: the engine computes them while it prepares a write, in parallel with other
+// requests, rather than inside a driver's Index, which runs in the single writer. The
+// Doc returned must not be changed.
+func (d Doc) WithTerms() Doc {
+	t := d.computeTerms()
+	d.terms = &t
+	return d
+}
+
+func (d Doc) computeTerms() Terms {
 	return Terms{
 		Name:        StemText(d.Name),
 		DisplayName: StemText(d.DisplayName),

@@ -18,8 +18,10 @@ func TestTermsAreTheDocAsAnIndexStoresIt(t *testing.T) {
 		// Short words, stop words and words with digits are left out; the rest once, sorted.
 		Vocabulary: []string{"amount", "customer", "order", "orders", "payments", "refunds"},
 	}
-	if got := d.Terms(); !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %+v\nwant %+v", got, want)
+	for name, d := range map[string]Doc{"computed when asked": d, "computed ahead (WithTerms)": d.WithTerms()} {
+		if got := d.Terms(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got  %+v\nwant %+v", name, got, want)
+		}
 	}
 }
 

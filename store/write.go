@@ -27,7 +27,8 @@ type staged struct {
 	event  meridian.ChangeEvent
 }
 
-// stage encodes a checked draft for insert.
+// stage encodes a checked draft for insert, and computes its search terms (a create is
+// staged before it waits for the writer: optimistic.go).
 func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (staged, error) {
 	e := d.entity
 	w, err := s.write(k, e)
@@ -36,7 +37,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc),
+	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc).WithTerms(),
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
