@@ -18,6 +18,9 @@ type Doc struct {
 	Domains     []string // domain FQNs
 	Deleted     bool
 	Source      []byte
+	// Created says the entity was just created, with an id of its own: no document of
+	// its ID was indexed before, so a driver need not look one up to replace it.
+	Created bool
 
 	terms *Terms // computed ahead by WithTerms
 }

@@ -37,7 +37,9 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	return staged{row: row, w: w, search: searchDoc(k, w.event, w.eventDoc).WithTerms(),
+	doc := searchDoc(k, w.event, w.eventDoc)
+	doc.Created = true // its id is new (draft)
+	return staged{row: row, w: w, search: doc.WithTerms(),
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 

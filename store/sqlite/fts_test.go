@@ -122,3 +122,35 @@ func checkVocabulary(t *testing.T, tx store.Tx, want map[string]int) {
 		}
 	}
 }
+
+func TestIndexOfACreatedDocumentNeverReplacesOne(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	created := search.Doc{ID: "a", Kind: "table", FQN: "svc.db.s.a", Name: "a", Description: "invoices", Source: []byte(`{}`), Created: true}
+	if err := tx.Index(ctx, created); err != nil {
+		t.Fatalf("index a created document: %v", err)
+	}
+	// The same ID said to be new again: an error, not a second full-text row.
+	if err := tx.Index(ctx, created); err == nil {
+		t.Fatal("a created document replaced one of the same ID")
+	}
+	updated := created
+	updated.Created, updated.Description = false, "refunds"
+	if err := tx.Index(ctx, updated); err != nil {
+		t.Fatalf("index a changed document: %v", err)
+	}
+	for word, want := range map[string][]string{"invoices": nil, "refunds": {"a"}} {
+		if got := findIDs(t, tx, word); !slices.Equal(got, want) {
+			t.Errorf("%s matches %q, want %q", word, got, want)
+		}
+	}
+	var n int
+	if err := tx.SQL().QueryRow(ctx, "SELECT count(*) FROM search_docs").Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d search documents (%v), want 1", n, err)
+	}
+}

@@ -57,8 +57,12 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	t.indexed = true
 	var before string
-	if err := t.queryRow(ctx, stmtVocabularyOf, d.ID).Scan(&before); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: index: %w", err)
+	insert := stmtIndexNewDoc
+	if !d.Created {
+		insert = stmtIndexDoc
+		if err := t.queryRow(ctx, stmtVocabularyOf, d.ID).Scan(&before); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
 	}
 	var old []string
 	if before != "" {
@@ -69,7 +73,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	terms := d.Terms()
 	added, removed := store.VocabularyChange(old, terms.Vocabulary)
 	var seq int64
-	err := t.queryRow(ctx, stmtIndexDoc,
+	err := t.queryRow(ctx, insert,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.Service, boolInt(d.Deleted), jsonList(terms.Tags), jsonList(terms.Owners),
 		jsonList(terms.Domains), string(d.Source), jsonList(terms.Vocabulary)).Scan(&seq)
 	if err != nil {

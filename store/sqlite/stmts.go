@@ -64,6 +64,7 @@ const (
 	stmtAppendEvent
 	stmtPutSetting
 	stmtIndexDoc
+	stmtIndexNewDoc
 	stmtIndexDeleteFTS
 	stmtIndexInsertFTS
 	stmtVocabularyOf
@@ -147,6 +148,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
     service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
     domains = excluded.domains, source = excluded.source, vocab = excluded.vocab
+RETURNING seq`
+	// A created entity's document is new: a plain insert, which fails, rather than
+	// replaces, if the document were there after all.
+	s[stmtIndexNewDoc] = `INSERT INTO search_docs
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, vocab)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING seq`
 	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
 	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"
