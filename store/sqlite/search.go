@@ -51,6 +51,8 @@ const (
 // Index adds or replaces the search document of an entity. The search_docs row keeps
 // its seq (the FTS rowid) across updates; the FTS row is rewritten with the words'
 // stems (held back, see ftsRow), and the vocabulary counts follow the document's words.
+// A created entity's document (Doc.Created) is inserted without looking for one to
+// replace.
 func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	if err := t.write(); err != nil {
 		return err
