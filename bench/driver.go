@@ -23,6 +23,8 @@ type driverResult struct {
 	bulkRate    float64 // tables per second through the bulk endpoint
 	ingestCPU   cpuPerTable
 	bulkCPU     cpuPerTable
+	ingestLoad  writerLoad // the single writer's, over the ingest (SQLite)
+	bulkLoad    writerLoad
 	peakRSS     int64 // VmHWM of meridian serve, bytes
 	mcpStdioRSS int64 // VmHWM of meridian mcp (the stdio rows), bytes
 	endRSS      int64 // VmRSS at the end, bytes
@@ -90,6 +92,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	}
 	logf("%s: ingesting %d tables with %d workers", driver, c.n, c.workers)
 	step := max(1000, c.n/10/1000*1000)
+	writer := readWriter(ctx, ing)
 	cpu := startCPU(srv)
 	fqns, wall, err := ingest(ctx, ing, c.seed, c.n, c.workers, func(done int) {
 		if done%step == 0 {
@@ -103,6 +106,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	res.ingestWall = wall
 	res.ingestRate = float64(c.n) / wall.Seconds()
 	res.ingestCPU = cpu.per(c.n)
+	res.ingestLoad = writer.load(readWriter(ctx, ing), wall)
 	logf("%s: ingest %.0f tables/s (%s)", driver, res.ingestRate, wall.Round(time.Millisecond))
 	// The consumers (the semantic indexer, the graph, the activity stream, the audit
 	// log) handle what was ingested in the background; the timed reads start once they
@@ -177,12 +181,14 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 
 	// Ingest again, through the bulk endpoint: n more tables with new names.
 	logf("%s: bulk-ingesting %d tables, %d per request, %d workers", driver, c.n, bulkBatch, c.workers)
+	writer = readWriter(ctx, ing)
 	cpu = startCPU(srv)
 	if wall, err := ingestBulk(ctx, ing, c.seed, c.n, c.n, c.workers); err != nil {
 		res.failed = "bulk ingest: " + oneLine(err.Error())
 	} else {
 		res.bulkWall, res.bulkRate = wall, float64(c.n)/wall.Seconds()
 		res.bulkCPU = cpu.per(c.n)
+		res.bulkLoad = writer.load(readWriter(ctx, ing), wall)
 		logf("%s: bulk ingest %.0f tables/s (%s)", driver, res.bulkRate, wall.Round(time.Millisecond))
 	}
 

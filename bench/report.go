@@ -266,6 +266,19 @@ func (r *report) markdown() string {
 	}
 	cpuRow("CPU per table, single requests: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.ingestCPU })
 	cpuRow("CPU per table, bulk endpoint: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.bulkCPU })
+	loadRow := func(label string, load func(d *driverResult) writerLoad) {
+		b.WriteString("\n| " + label + " |")
+		for _, d := range cols {
+			l := load(d)
+			if l == (writerLoad{}) {
+				b.WriteString(" – | |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.0f%% | %.1f writes per commit |", 100*l.busy, l.perCommit)
+		}
+	}
+	loadRow("Single writer, single requests: share of the ingest's wall time it was busy", func(d *driverResult) writerLoad { return d.ingestLoad })
+	loadRow("Single writer, bulk endpoint: share of the ingest's wall time it was busy", func(d *driverResult) writerLoad { return d.bulkLoad })
 	writeFloorRow := func(label string, rest func(d *driverResult) float64, floor func(d *driverResult) float64) {
 		b.WriteString("\n| " + label + " |")
 		for _, d := range cols {
@@ -314,6 +327,10 @@ func (r *report) markdown() string {
 	note("The driver floor runs with the server stopped, in-process, on the tables GET by name read; " +
 		"against the GET that reads the database (each table once after the writes), the ratio is what HTTP, auth, " +
 		"routing, `fields` and encoding add to one read.")
+	note("The single-writer rows come from the server's /metrics (meridian_writer_*), on a driver that commits writes " +
+		"in groups (SQLite): the time its one writer spent running and committing transactions over the ingest's wall " +
+		"time, and the writes one commit held. A write is one create, one consumer's batch or position, or one bulk " +
+		"chunk of 100 tables. Near 100%%, writes queue for the writer, and only less work inside it raises the rate.")
 	note("The engine floors run last, with the server stopped, on the same database: the catalog opened in-process " +
 		"(not run, so no outbox consumer shares the CPU and the events wait in the outbox) takes n more tables through " +
 		"Entities.Create from the same number of goroutines as the REST clients, then n more through " +

@@ -20,13 +20,15 @@ import (
 // runtime and process collectors. Every label value comes from a fixed set, so no
 // request can grow the metrics: methods are the standard ones or "other", routes are
 // the registered patterns or "unmatched", codes are the statuses the server answers.
+// On a driver that commits writes in groups (SQLite), the writer's work is counted too:
+// the share of the time it is busy tells whether writes wait for the one writer.
 type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(d *store.Dispatcher) *metrics {
+func newMetrics(d *store.Dispatcher, db store.Driver) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,6 +43,9 @@ func newMetrics(d *store.Dispatcher) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if d != nil {
 		m.registry.MustRegister(outboxCollector{d})
+	}
+	if g, ok := db.(store.GroupCommitter); ok {
+		m.registry.MustRegister(writerCollector{g})
 	}
 	return m
 }
@@ -96,4 +101,29 @@ func (c outboxCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(outboxPosition, prometheus.GaugeValue, float64(s.Position), s.Name)
 		ch <- prometheus.MustNewConstMetric(outboxPending, prometheus.GaugeValue, float64(s.Pending), s.Name)
 	}
+}
+
+// writerCollector reports a group-committing driver's counts (store.GroupStats).
+type writerCollector struct{ g store.GroupCommitter }
+
+var (
+	writerGroups = prometheus.NewDesc("meridian_writer_commits_total",
+		"Write transactions the single writer committed (or tried to), each holding a group of concurrent writes.", nil, nil)
+	writerWrites = prometheus.NewDesc("meridian_writer_writes_total",
+		"Writes the single writer ran in those transactions.", nil, nil)
+	writerBusy = prometheus.NewDesc("meridian_writer_busy_seconds_total",
+		"Time the single writer spent running and committing them; its rate near 1 means writes wait for the writer.", nil, nil)
+)
+
+func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- writerGroups
+	ch <- writerWrites
+	ch <- writerBusy
+}
+
+func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.g.GroupStats()
+	ch <- prometheus.MustNewConstMetric(writerGroups, prometheus.CounterValue, float64(st.Groups))
+	ch <- prometheus.MustNewConstMetric(writerWrites, prometheus.CounterValue, float64(st.Writes))
+	ch <- prometheus.MustNewConstMetric(writerBusy, prometheus.CounterValue, st.Busy.Seconds())
 }

@@ -155,7 +155,7 @@ func New(c Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s.metrics = newMetrics(c.Dispatcher)
+	s.metrics = newMetrics(c.Dispatcher, c.Entities.Driver())
 	reg := s.ents.Registry()
 	routes := s.routes(reg)
 	s.apiDoc, s.apiErr = buildOpenAPI(reg, s.serverVersion, routes)

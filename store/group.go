@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // GroupCommitter is a Driver capability. A driver whose writers take turns anyway and
@@ -15,6 +17,16 @@ import (
 // or nil only once f's writes are durable. A Group is the usual implementation.
 type GroupCommitter interface {
 	Group(ctx context.Context, f func(Tx) error) error
+	// GroupStats counts the groups committed so far.
+	GroupStats() GroupStats
+}
+
+// GroupStats counts a Group's work since it was made: how busy the one writer is
+// (Busy against the wall time) and how many writes share a commit (Writes / Groups).
+type GroupStats struct {
+	Groups int64         // the transactions the committer ran, committed or not
+	Writes int64         // the writes they ran; a write run again counts again
+	Busy   time.Duration // the time the committer spent on them, commits included
 }
 
 // MaxGroup is the most write transactions a Group commits together.
@@ -45,6 +57,8 @@ type Group struct {
 	mu      sync.Mutex
 	pending []*groupCall
 	running bool // a committer goroutine is running
+
+	groups, writes, busy atomic.Int64 // GroupStats
 }
 
 // groupCall is one write waiting in a Group.
@@ -80,6 +94,11 @@ func (g *Group) Group(ctx context.Context, f func(Tx) error) error {
 	return c.err
 }
 
+// Stats returns the Group's counts so far.
+func (g *Group) Stats() GroupStats {
+	return GroupStats{Groups: g.groups.Load(), Writes: g.writes.Load(), Busy: time.Duration(g.busy.Load())}
+}
+
 // run commits groups while writes are waiting.
 func (g *Group) run() {
 	for {
@@ -94,7 +113,11 @@ func (g *Group) run() {
 		g.pending = g.pending[n:]
 		g.mu.Unlock()
 
+		start := time.Now()
 		retry := g.commit(calls)
+		g.busy.Add(int64(time.Since(start)))
+		g.groups.Add(1)
+		g.writes.Add(int64(len(calls)))
 
 		g.mu.Lock()
 		g.pending = append(retry, g.pending...)

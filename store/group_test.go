@@ -93,4 +93,8 @@ func TestGroupRunsTheWritesWithoutASavepointLast(t *testing.T) {
 	if want := []string{"consumer", "consumer", "create", "create"}; !slices.Equal(order, want) {
 		t.Fatalf("the group ran %v; want %v: both writes with a savepoint before both without", order, want)
 	}
+	// Two transactions: the blocking write's, which was busy until released, and the group's.
+	if st := g.Stats(); st.Groups != 2 || st.Writes != 5 || st.Busy <= 0 {
+		t.Errorf("stats %+v, want 2 groups of 5 writes and some busy time", st)
+	}
 }

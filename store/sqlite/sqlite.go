@@ -279,6 +279,9 @@ func (db *DB) Group(ctx context.Context, f func(store.Tx) error) error {
 	return db.group.Group(ctx, f)
 }
 
+// GroupStats implements store.GroupCommitter.
+func (db *DB) GroupStats() store.GroupStats { return db.group.Stats() }
+
 // Close closes both connection pools.
 func (db *DB) Close() error {
 	var errs []error
