@@ -107,7 +107,7 @@ func (c outboxCollector) Collect(ch chan<- prometheus.Metric) {
 type writerCollector struct{ g store.GroupCommitter }
 
 var (
-	writerGroups = prometheus.NewDesc("meridian_writer_commits_total",
+	writerCommits = prometheus.NewDesc("meridian_writer_commits_total",
 		"Write transactions the single writer committed (or tried to), each holding a group of concurrent writes.", nil, nil)
 	writerWrites = prometheus.NewDesc("meridian_writer_writes_total",
 		"Writes the single writer ran in those transactions.", nil, nil)
@@ -116,14 +116,14 @@ var (
 )
 
 func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- writerGroups
+	ch <- writerCommits
 	ch <- writerWrites
 	ch <- writerBusy
 }
 
 func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.g.GroupStats()
-	ch <- prometheus.MustNewConstMetric(writerGroups, prometheus.CounterValue, float64(st.Groups))
+	ch <- prometheus.MustNewConstMetric(writerCommits, prometheus.CounterValue, float64(st.Groups))
 	ch <- prometheus.MustNewConstMetric(writerWrites, prometheus.CounterValue, float64(st.Writes))
 	ch <- prometheus.MustNewConstMetric(writerBusy, prometheus.CounterValue, st.Busy.Seconds())
 }
