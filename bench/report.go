@@ -237,61 +237,63 @@ func (r *report) markdown() string {
 		func(d *driverResult) *timing { return d.timing("", staticFloorName) }, "")
 	perSecond("GET by name, each table once after the writes / raw driver lookup, requests/s (p50)", coldGetName,
 		func(d *driverResult) *timing { return &d.floor }, "")
-	b.WriteString("\n| Ingest rate, single requests (tables/s) |")
-	for _, d := range cols {
-		if d.ingestRate == 0 {
-			b.WriteString(" – | |")
-			continue
-		}
-		fmt.Fprintf(&b, " %.0f | %s wall |", d.ingestRate, d.ingestWall.Round(100*time.Millisecond))
-	}
-	fmt.Fprintf(&b, "\n| Ingest rate, bulk endpoint, %d per request (tables/s) |", bulkBatch)
-	for _, d := range cols {
-		if d.bulkRate == 0 {
-			b.WriteString(" – | |")
-			continue
-		}
-		fmt.Fprintf(&b, " %.0f | %s wall |", d.bulkRate, d.bulkWall.Round(100*time.Millisecond))
-	}
-	cpuRow := func(label string, cpu func(d *driverResult) cpuPerTable) {
+	// figureRow writes a row of one figure per driver and a note beside it; cell
+	// answers "" for a driver without the figure.
+	figureRow := func(label string, cell func(d *driverResult) (figure, note string)) {
 		b.WriteString("\n| " + label + " |")
 		for _, d := range cols {
-			c := cpu(d)
-			if c == (cpuPerTable{}) {
+			switch f, n := cell(d); {
+			case f == "":
 				b.WriteString(" – | |")
-				continue
+			case n == "":
+				fmt.Fprintf(&b, " %s | |", f)
+			default:
+				fmt.Fprintf(&b, " %s | %s |", f, n)
 			}
-			fmt.Fprintf(&b, " %s | clients %s |", ms(c.server), ms(c.clients))
 		}
+	}
+	rateRow := func(label string, rate func(d *driverResult) (float64, time.Duration)) {
+		figureRow(label, func(d *driverResult) (string, string) {
+			if r, wall := rate(d); r != 0 {
+				return fmt.Sprintf("%.0f", r), wall.Round(100*time.Millisecond).String() + " wall"
+			}
+			return "", ""
+		})
+	}
+	rateRow("Ingest rate, single requests (tables/s)", func(d *driverResult) (float64, time.Duration) { return d.ingestRate, d.ingestWall })
+	rateRow(fmt.Sprintf("Ingest rate, bulk endpoint, %d per request (tables/s)", bulkBatch),
+		func(d *driverResult) (float64, time.Duration) { return d.bulkRate, d.bulkWall })
+	cpuRow := func(label string, cpu func(d *driverResult) cpuPerTable) {
+		figureRow(label, func(d *driverResult) (string, string) {
+			if c := cpu(d); c != (cpuPerTable{}) {
+				return ms(c.server), "clients " + ms(c.clients)
+			}
+			return "", ""
+		})
 	}
 	cpuRow("CPU per table, single requests: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.ingestCPU })
 	cpuRow("CPU per table, bulk endpoint: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.bulkCPU })
 	loadRow := func(label string, load func(d *driverResult) writerLoad) {
-		b.WriteString("\n| " + label + " |")
-		for _, d := range cols {
-			l := load(d)
-			if l == (writerLoad{}) {
-				b.WriteString(" – | |")
-				continue
+		figureRow(label, func(d *driverResult) (string, string) {
+			if l := load(d); l != (writerLoad{}) {
+				return fmt.Sprintf("%.0f%%", 100*l.busy), fmt.Sprintf("%.1f writes per commit", l.perCommit)
 			}
-			fmt.Fprintf(&b, " %.0f%% | %.1f writes per commit |", 100*l.busy, l.perCommit)
-		}
+			return "", ""
+		})
 	}
 	loadRow("Single writer, single requests: share of the ingest's wall time it was busy", func(d *driverResult) writerLoad { return d.ingestLoad })
 	loadRow("Single writer, bulk endpoint: share of the ingest's wall time it was busy", func(d *driverResult) writerLoad { return d.bulkLoad })
 	writeFloorRow := func(label string, rest func(d *driverResult) float64, floor func(d *driverResult) float64) {
-		b.WriteString("\n| " + label + " |")
-		for _, d := range cols {
-			f := floor(d)
-			switch {
+		figureRow(label, func(d *driverResult) (string, string) {
+			switch f := floor(d); {
 			case f == 0:
-				b.WriteString(" – | |")
+				return "", ""
 			case rest(d) == 0:
-				fmt.Fprintf(&b, " %.0f | |", f)
+				return fmt.Sprintf("%.0f", f), ""
 			default:
-				fmt.Fprintf(&b, " %.0f | REST %.2f× |", f, rest(d)/f)
+				return fmt.Sprintf("%.0f", f), fmt.Sprintf("REST %.2f×", rest(d)/f)
 			}
-		}
+		})
 	}
 	writeFloorRow(fmt.Sprintf("floor: engine in-process, single creates, %d goroutines, no HTTP, no consumers (tables/s)", r.workers),
 		func(d *driverResult) float64 { return d.ingestRate }, func(d *driverResult) float64 { return d.writeFloor.single })
