@@ -113,7 +113,8 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	return nil
 }
 
-// lower returns the values lower-cased, never nil (the columns are NOT NULL arrays).
+// lower returns a filter's values lower-cased, as search.Terms stores the filter fields;
+// never nil, so the bound array is never NULL.
 func lower(l []string) []string {
 	out := make([]string, 0, len(l))
 	for _, s := range l {
