@@ -75,6 +75,10 @@ type Config struct {
 	// EventRetention is how long delivered change events are kept; 0 means
 	// store.DefaultEventRetention, negative keeps them all.
 	EventRetention time.Duration
+	// ConsumerYield is how long, at most, the outbox consumers wait while a burst of
+	// entity writes saturates SQLite's single writer (store.Dispatcher.Yield); 0 means
+	// store.DefaultYield, negative never waits.
+	ConsumerYield time.Duration
 	// Embedder chooses the embedder of semantic search; its zero value reads the
 	// MERIDIAN_EMBEDDER* environment (EmbedderFromEnv).
 	Embedder EmbedderConfig
@@ -268,6 +272,12 @@ func build(ctx context.Context, cfg Config, db store.Driver, log *slog.Logger) (
 		outbox.Retention = 0
 	case cfg.EventRetention > 0:
 		outbox.Retention = cfg.EventRetention
+	}
+	switch {
+	case cfg.ConsumerYield < 0:
+		outbox.Yield = 0
+	case cfg.ConsumerYield > 0:
+		outbox.Yield = cfg.ConsumerYield
 	}
 	js.Register(vectors.JobTypeReindex, func(ctx context.Context, j jobs.Job, progress store.JobProgress) (any, error) {
 		return indexer.ResumeReindex(ctx, j.Checkpoint, progress)

@@ -17,21 +17,24 @@ type driverResult struct {
 	skipped string // why the driver has no numbers
 	failed  string // why the run stopped early (numbers so far are kept)
 
-	ingestWall  time.Duration
-	ingestRate  float64 // tables per second
-	bulkWall    time.Duration
-	bulkRate    float64 // tables per second through the bulk endpoint
-	ingestCPU   cpuPerTable
-	bulkCPU     cpuPerTable
-	ingestLoad  writerLoad // the single writer's, over the ingest (SQLite)
-	bulkLoad    writerLoad
-	peakRSS     int64 // VmHWM of meridian serve, bytes
-	mcpStdioRSS int64 // VmHWM of meridian mcp (the stdio rows), bytes
-	endRSS      int64 // VmRSS at the end, bytes
-	dbSize      int64 // bytes on disk (SQLite files) or pg_database_size
-	timings     []timing
-	floor       timing
-	writeFloor  writeFloorResult
+	ingestWall time.Duration
+	ingestRate float64 // tables per second
+	bulkWall   time.Duration
+	bulkRate   float64 // tables per second through the bulk endpoint
+	ingestCPU  cpuPerTable
+	bulkCPU    cpuPerTable
+	ingestLoad writerLoad // the single writer's, over the ingest (SQLite)
+	bulkLoad   writerLoad
+	// ingestCatchUp and bulkCatchUp are how long the outbox consumers took, after the
+	// last table was acknowledged, to have handled every event of the load.
+	ingestCatchUp, bulkCatchUp time.Duration
+	peakRSS                    int64 // VmHWM of meridian serve, bytes
+	mcpStdioRSS                int64 // VmHWM of meridian mcp (the stdio rows), bytes
+	endRSS                     int64 // VmRSS at the end, bytes
+	dbSize                     int64 // bytes on disk (SQLite files) or pg_database_size
+	timings                    []timing
+	floor                      timing
+	writeFloor                 writeFloorResult
 }
 
 // driverTitle is the report's column name of a driver.
@@ -57,6 +60,9 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	}
 
 	var extra []string
+	if c.yield != "" {
+		extra = append(extra, "--consumer-yield", c.yield)
+	}
 	var dbURL string
 	if driver == "postgres" {
 		u, drop, err := throwawayDB(ctx, c.postgresURL)
@@ -66,7 +72,7 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		}
 		defer drop()
 		dbURL = u
-		extra = []string{"--database-url", dbURL}
+		extra = append(extra, "--database-url", dbURL)
 	}
 
 	srv, err := startServer(ctx, bin, dataDir, extra...)
@@ -111,10 +117,13 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	// The consumers (the semantic indexer, the graph, the activity stream, the audit
 	// log) handle what was ingested in the background; the timed reads start once they
 	// have caught up, so they do not share the CPU with them.
+	caughtUp := time.Now()
 	if err := waitCaughtUp(ctx, ing, driver, logf); err != nil {
 		res.failed = "wait for the consumers: " + oneLine(err.Error())
 		return res
 	}
+	res.ingestCatchUp = time.Since(caughtUp)
+	logf("%s: the consumers caught up %s after the ingest", driver, res.ingestCatchUp.Round(100*time.Millisecond))
 	// Then the work the server does once a load is over (SQLite merges the full-text
 	// index, billing records the indexer's embeddings) ends before the timings: a commit
 	// between the static floor's reads and GET by name would empty the read cache that
@@ -190,6 +199,13 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		res.bulkCPU = cpu.per(c.n)
 		res.bulkLoad = writer.load(readWriter(ctx, ing), wall)
 		logf("%s: bulk ingest %.0f tables/s (%s)", driver, res.bulkRate, wall.Round(time.Millisecond))
+		caughtUp := time.Now()
+		if err := waitCaughtUp(ctx, ing, driver, logf); err != nil {
+			res.failed = "wait for the consumers after the bulk ingest: " + oneLine(err.Error())
+		} else {
+			res.bulkCatchUp = time.Since(caughtUp)
+			logf("%s: the consumers caught up %s after the bulk ingest", driver, res.bulkCatchUp.Round(100*time.Millisecond))
+		}
 	}
 
 	if hwm, rss, err := srv.peakRSS(); err == nil {

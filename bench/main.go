@@ -49,6 +49,7 @@ type config struct {
 	queryrunner bool   // the Query Runner suite (queryrunner.go)
 	semanticN   int    // tables of the semantic suite
 	modelN      int    // tables of the USE-lite server
+	yield       string // the servers' --consumer-yield, "" for its default
 	root        string // module root
 }
 
@@ -84,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	suites := fs.String("suites", "core,semantic", "comma-separated suites: core (the catalog operations), semantic (issue 9), queryrunner (issue 12)")
 	fs.IntVar(&c.semanticN, "semantic-n", 10000, "tables of the semantic suite, bulk-loaded with the hashing embedder")
 	fs.IntVar(&c.modelN, "model-n", 50, "tables of the semantic suite's USE-lite server (SQLite)")
+	fs.StringVar(&c.yield, "consumer-yield", "", "the core suite's meridian serve --consumer-yield (0: the consumers never wait for a burst of writes); empty for the server's default")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meridian-catalog/meridian"
@@ -43,10 +44,20 @@ const DefaultEventRetention = 30 * 24 * time.Hour
 // and its own position, committed after the events it has handled, so a slow or failing
 // consumer holds back neither the writers nor the other consumers. It also prunes the
 // events every consumer has passed once they are older than Retention.
+//
+// On a driver with a single writer (a GroupCommitter: SQLite), the consumers yield to
+// entity writes: while writes keep arriving and the writer is busy at least half the
+// time, a consumer waits (at most Yield) before it handles what accumulated, so a burst
+// of writes is not slowed by the consumers' reads, work and writes on the same CPUs and
+// the same writer. A write at an ordinary pace reaches the consumers at once.
 type Dispatcher struct {
 	// Retention is how long change events are kept: an older event is pruned once every
 	// consumer has passed it. 0 keeps every event. Set it before Run.
 	Retention time.Duration
+	// Yield is how long, at most, a consumer waits while entity writes stream into a
+	// saturated single writer; 0 never waits. It applies only to a GroupCommitter
+	// driver. Set it before Run.
+	Yield time.Duration
 
 	db         Driver
 	lanes      []*lane
@@ -56,7 +67,9 @@ type Dispatcher struct {
 	maxBackoff time.Duration // longest pause after a consumer fails
 	pruneEvery time.Duration
 	now        func() time.Time
-	reads      eventReads // the lanes' recent reads, shared (outbox_reads.go)
+	reads      eventReads   // the lanes' recent reads, shared (outbox_reads.go)
+	writes     atomic.Int64 // Notify calls: the entity writes committed
+	saturated  atomic.Bool  // entity writes stream into a saturated writer (outbox_yield.go)
 }
 
 // lane is one consumer and what its goroutine needs.
@@ -64,16 +77,22 @@ type lane struct {
 	c    Consumer
 	wake chan struct{}
 	mu   sync.Mutex // one delivery pass at a time (Run's goroutine or Drain)
+	// yielding is set while the lane waits for a saturated writer (Status).
+	yielding atomic.Bool
+	// caughtUp is when the lane last found no event after its position; it yields no
+	// longer than Yield after that (mu guards it).
+	caughtUp time.Time
 }
 
 // NewDispatcher returns a dispatcher for the consumers, keeping events for
-// DefaultEventRetention. Call Run to deliver in the background, Notify after writes, or
-// Drain to deliver everything pending now.
+// DefaultEventRetention and yielding to a saturated writer for up to DefaultYield. Call
+// Run to deliver in the background, Notify after writes, or Drain to deliver everything
+// pending now (Drain never yields).
 func NewDispatcher(db Driver, log *slog.Logger, consumers ...Consumer) *Dispatcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := &Dispatcher{Retention: DefaultEventRetention, db: db, log: log, batch: 100, poll: time.Second,
+	d := &Dispatcher{Retention: DefaultEventRetention, Yield: DefaultYield, db: db, log: log, batch: 100, poll: time.Second,
 		maxBackoff: time.Minute, pruneEvery: time.Hour, now: time.Now}
 	for _, c := range consumers {
 		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1)})
@@ -84,6 +103,7 @@ func NewDispatcher(db Driver, log *slog.Logger, consumers ...Consumer) *Dispatch
 // Notify wakes every consumer; the engine calls it after each committed write. It
 // never blocks.
 func (d *Dispatcher) Notify() {
+	d.writes.Add(1)
 	for _, l := range d.lanes {
 		select {
 		case l.wake <- struct{}{}:
@@ -93,12 +113,19 @@ func (d *Dispatcher) Notify() {
 }
 
 // Run delivers events until ctx ends, one goroutine per consumer: at once when
-// notified, and every poll interval in case another process (a replica) wrote. A
-// failing consumer is retried after a pause that doubles up to a minute. Run also
-// prunes old delivered events at start and every hour. It returns when ctx ends and
-// every goroutine has stopped.
+// notified (after yielding to a saturated single writer), and every poll interval in
+// case another process (a replica) wrote. A failing consumer is retried after a pause
+// that doubles up to a minute. Run also prunes old delivered events at start and every
+// hour. It returns when ctx ends and every goroutine has stopped.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	if g, ok := d.db.(GroupCommitter); ok && d.Yield > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.watchLoad(ctx, g)
+		}()
+	}
 	for _, l := range d.lanes {
 		wg.Add(1)
 		go func() {
@@ -118,7 +145,7 @@ func (d *Dispatcher) runLane(ctx context.Context, l *lane) {
 	backoff := d.poll
 	for {
 		wait, wake := d.poll, l.wake
-		if err := d.drainLane(ctx, l); err != nil {
+		if err := d.drainLane(ctx, l, true); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -170,7 +197,7 @@ func (d *Dispatcher) Drain(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.drainLane(ctx, l)
+			errs[i] = d.drainLane(ctx, l, false)
 		}()
 	}
 	wg.Wait()
@@ -183,12 +210,16 @@ func (d *Dispatcher) Drain(ctx context.Context) error {
 }
 
 // drainLane hands a consumer every event after its position, a batch at a time, and
-// commits its position after each batch and before reporting a failure.
-func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
+// commits its position after each batch and before reporting a failure. With yield,
+// each batch first yields to a saturated single writer (outbox_yield.go).
+func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	name := l.c.Name()
 	for {
+		if yield {
+			d.yield(ctx, l)
+		}
 		pos, err := d.Position(ctx, name)
 		if err != nil {
 			return err
@@ -200,8 +231,12 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane) error {
 			})
 			return events, err
 		})
-		if err != nil || len(events) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(events) == 0 {
+			l.caughtUp = time.Now()
+			return nil
 		}
 		if b, ok := l.c.(BatchConsumer); ok {
 			if err := b.HandleBatch(ctx, events); err != nil {
@@ -275,6 +310,9 @@ type ConsumerStatus struct {
 	Name     string `json:"name"`
 	Position int64  `json:"position"`
 	Pending  int64  `json:"pending"`
+	// Yielding says the consumer is waiting for a burst of writes to a saturated single
+	// writer to pass (Dispatcher.Yield) before it handles its pending events.
+	Yielding bool `json:"yielding"`
 }
 
 // Status reports every consumer's position and backlog. The backlog is counted by the
@@ -291,7 +329,7 @@ func (d *Dispatcher) Status(ctx context.Context) ([]ConsumerStatus, error) {
 			if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM change_events WHERE seq > $1", pos).Scan(&pending); err != nil {
 				return err
 			}
-			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: pos, Pending: pending})
+			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: pos, Pending: pending, Yielding: l.yielding.Load()})
 		}
 		return nil
 	})

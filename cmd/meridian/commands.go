@@ -19,6 +19,7 @@ import (
 	"github.com/meridian-catalog/meridian/auth"
 	"github.com/meridian-catalog/meridian/rest"
 	"github.com/meridian-catalog/meridian/rpc"
+	"github.com/meridian-catalog/meridian/store"
 )
 
 const (
@@ -36,11 +37,18 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	level := fs.string("log-level", "MERIDIAN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	retention := fs.string("event-retention", "MERIDIAN_EVENT_RETENTION", "30d",
 		"how long change events are kept once every outbox consumer has handled them: 30d, 12h, or never")
+	yield := fs.duration("consumer-yield", "MERIDIAN_CONSUMER_YIELD", store.DefaultYield,
+		"how long, at most, the outbox consumers (semantic index, knowledge graph, activity, audit, subscriptions) wait while a burst of writes saturates SQLite's single writer; 0 never waits")
 	mcpOpts := mcpFlags(fs, "mcp-")
 	bounds := serverFlags(fs)
 	evOpts := eventFlags(fs)
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if *yield < 0 || *yield > maxConsumerYield {
+		fmt.Fprintf(stderr, "invalid --consumer-yield %s: use a duration from 0 (never wait) to %s\n", *yield, maxConsumerYield)
+		fs.Usage()
+		return errUsage
 	}
 	delivery, err := evOpts.config()
 	if err != nil {
@@ -77,6 +85,10 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.EventRetention = keep
+	cfg.ConsumerYield = *yield
+	if *yield == 0 {
+		cfg.ConsumerYield = -1 // never wait
+	}
 	cfg.Events = delivery
 	cat, err := openCatalog(ctx, cfg)
 	if err != nil {
@@ -230,6 +242,9 @@ func migrateCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "meridian: %s is up to date\n", *dir)
 	return nil
 }
+
+// maxConsumerYield bounds --consumer-yield: the consumers' views may lag that long.
+const maxConsumerYield = time.Hour
 
 // parseRetention parses --event-retention: "never" (or 0) keeps every event (-1);
 // otherwise a number of days ("30d", or a bare "30") or a Go duration ("12h", "90m") of

@@ -159,22 +159,28 @@ func (b *blocking) Handle(ctx context.Context, _ meridian.ChangeEvent) error {
 	return nil
 }
 
-// testSlowConsumer holds one consumer inside Handle and checks that, meanwhile,
-// writers commit and the other consumer receives their events.
-func testSlowConsumer(t *testing.T, f *Fixture) {
-	slow := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	fast := &recorder{name: "fast", db: f.Driver}
-	d := store.NewDispatcher(f.Driver, nil, slow, fast)
+// runDispatcher runs d in the background until the function it returns is called; that call
+// returns once Run has.
+func runDispatcher(f *Fixture, d *store.Dispatcher) (stop func()) {
 	ctx, cancel := context.WithCancel(f.Ctx)
 	done := make(chan struct{})
 	go func() {
 		d.Run(ctx)
 		close(done)
 	}()
-	defer func() {
+	return func() {
 		cancel()
 		<-done
-	}()
+	}
+}
+
+// testSlowConsumer holds one consumer inside Handle and checks that, meanwhile,
+// writers commit and the other consumer receives their events.
+func testSlowConsumer(t *testing.T, f *Fixture) {
+	slow := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	fast := &recorder{name: "fast", db: f.Driver}
+	d := store.NewDispatcher(f.Driver, nil, slow, fast)
+	defer runDispatcher(f, d)()
 
 	f.createGlossaries(0, 1)
 	d.Notify()

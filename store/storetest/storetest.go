@@ -44,6 +44,7 @@ func Run(t *testing.T, open Open) {
 		{"OutboxRecordsOneEventPerWrite", testOutbox},
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"ABlockedConsumerDelaysNoWriteAndNoOtherConsumer", testSlowConsumer},
+		{"ConsumersYieldToABurstOfWritesForAtMostYield", testConsumersYieldToABurst},
 		{"RetentionPrunesOnlyWhatEveryConsumerHandled", testRetention},
 		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
 		{"MaskedSecretsSentBackKeepTheirValueForEveryVerb", testMaskedSecretsSentBackKeepTheirValue},
