@@ -148,7 +148,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	rep := &report{machine: describeMachine(), n: c.n, workers: c.workers, samples: c.samples, semanticN: c.semanticN}
+	rep := &report{machine: describeMachine(), n: c.n, workers: c.workers, samples: c.samples, yield: c.yield, semanticN: c.semanticN}
 	for _, d := range c.drivers {
 		if !c.core {
 			break

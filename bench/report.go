@@ -17,6 +17,7 @@ type report struct {
 	n       int
 	workers int
 	samples int
+	yield   string // the servers' --consumer-yield, "" for their default
 	results []*driverResult
 
 	semanticN int               // tables of the semantic suite
@@ -65,9 +66,14 @@ func (r *report) markdown() string {
 		b.WriteString(r.semanticMarkdown())
 		return b.String()
 	}
+	yield := "its default, 30 s"
+	if r.yield != "" {
+		yield = r.yield
+	}
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
-		"Ingest rates include the semantic indexer embedding the same tables in the background (the default "+
-		"hashing embedder). Timings start once every outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up and the server has settled (used under 10%% of a core for 3 s): %d samples per operation after %d "+
+		"The outbox consumers (the semantic indexer with the default hashing embedder, the graph, the activity "+
+		"stream, the audit log) handle the tables in the background; on SQLite they give way to a load that keeps "+
+		"the single writer busy (`--consumer-yield`: "+yield+") and catch up after it. Timings start once every outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up and the server has settled (used under 10%% of a core for 3 s): %d samples per operation after %d "+
 		"untimed warm-up calls, one request at a time on one keep-alive connection, server and client on the "+
 		"same machine (127.0.0.1). Latencies in ms.\n\n",
 		r.n, columnsPer, r.workers, r.samples, warmups(r.samples))
