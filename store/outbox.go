@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -315,25 +316,54 @@ type ConsumerStatus struct {
 	Yielding bool `json:"yielding"`
 }
 
-// Status reports every consumer's position and backlog. The backlog is counted by the
-// database; no event is read.
+// Status reports every consumer's position and backlog. The backlogs are counted by the
+// database, all in one pass over the events after the earliest position; no event is
+// read.
 func (d *Dispatcher) Status(ctx context.Context) ([]ConsumerStatus, error) {
 	out := []ConsumerStatus{}
+	if len(d.lanes) == 0 {
+		return out, nil
+	}
 	err := inRead(ctx, d.db, func(tx Tx) error {
+		args := make([]any, 0, len(d.lanes)+1)
+		earliest := int64(math.MaxInt64)
 		for _, l := range d.lanes {
 			pos, err := position(ctx, tx, l.c.Name())
 			if err != nil {
 				return err
 			}
-			var pending int64
-			if err := tx.SQL().QueryRow(ctx, "SELECT COUNT(*) FROM change_events WHERE seq > $1", pos).Scan(&pending); err != nil {
-				return err
-			}
-			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: pos, Pending: pending, Yielding: l.yielding.Load()})
+			args = append(args, pos)
+			earliest = min(earliest, pos)
+		}
+		pending := make([]int64, len(d.lanes))
+		dest := make([]any, len(pending))
+		for i := range pending {
+			dest[i] = &pending[i]
+		}
+		if err := tx.SQL().QueryRow(ctx, pendingQuery(len(d.lanes)), append(args, earliest)...).Scan(dest...); err != nil {
+			return err
+		}
+		for i, l := range d.lanes {
+			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: args[i].(int64), Pending: pending[i], Yielding: l.yielding.Load()})
 		}
 		return nil
 	})
 	return out, err
+}
+
+// pendingQuery counts, in one pass, the events after each of n positions ($1 to $n),
+// over the events after the earliest of them ($n+1).
+func pendingQuery(n int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString("COUNT(CASE WHEN seq > $" + strconv.Itoa(i) + " THEN 1 END)")
+	}
+	b.WriteString(" FROM change_events WHERE seq > $" + strconv.Itoa(n+1))
+	return b.String()
 }
 
 // pruneBatch is how many events one pruning transaction removes at most.
