@@ -17,24 +17,25 @@ type driverResult struct {
 	skipped string // why the driver has no numbers
 	failed  string // why the run stopped early (numbers so far are kept)
 
-	ingestWall time.Duration
-	ingestRate float64 // tables per second
-	bulkWall   time.Duration
-	bulkRate   float64 // tables per second through the bulk endpoint
-	ingestCPU  cpuPerTable
-	bulkCPU    cpuPerTable
-	ingestLoad writerLoad // the single writer's, over the ingest (SQLite)
-	bulkLoad   writerLoad
+	ingestWall  time.Duration
+	ingestRate  float64 // tables per second
+	bulkWall    time.Duration
+	bulkRate    float64 // tables per second through the bulk endpoint
+	ingestCPU   cpuPerTable
+	bulkCPU     cpuPerTable
+	ingestLoad  writerLoad // the single writer's, over the ingest (SQLite)
+	bulkLoad    writerLoad
+	peakRSS     int64 // VmHWM of meridian serve, bytes
+	mcpStdioRSS int64 // VmHWM of meridian mcp (the stdio rows), bytes
+	endRSS      int64 // VmRSS at the end, bytes
+	dbSize      int64 // bytes on disk (SQLite files) or pg_database_size
+	timings     []timing
+	floor       timing
+	writeFloor  writeFloorResult
+
 	// ingestCatchUp and bulkCatchUp are how long the outbox consumers took, after the
 	// last table was acknowledged, to have handled every event of the load.
 	ingestCatchUp, bulkCatchUp time.Duration
-	peakRSS                    int64 // VmHWM of meridian serve, bytes
-	mcpStdioRSS                int64 // VmHWM of meridian mcp (the stdio rows), bytes
-	endRSS                     int64 // VmRSS at the end, bytes
-	dbSize                     int64 // bytes on disk (SQLite files) or pg_database_size
-	timings                    []timing
-	floor                      timing
-	writeFloor                 writeFloorResult
 }
 
 // driverTitle is the report's column name of a driver.

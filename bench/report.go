@@ -73,7 +73,9 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "Load: %d tables × %d columns through `POST /api/v1/tables`, %d concurrent clients. "+
 		"The outbox consumers (the semantic indexer with the default hashing embedder, the graph, the activity "+
 		"stream, the audit log) handle the tables in the background; on SQLite they give way to a load that keeps "+
-		"the single writer busy (`--consumer-yield`: "+yield+") and catch up after it. Timings start once every outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up and the server has settled (used under 10%% of a core for 3 s): %d samples per operation after %d "+
+		"the single writer busy (`--consumer-yield`: "+yield+") and catch up after it. Timings start once every "+
+		"outbox consumer (the indexer, the graph, the activity stream, the audit log) has caught up and the server "+
+		"has settled (used under 10%% of a core for 3 s): %d samples per operation after %d "+
 		"untimed warm-up calls, one request at a time on one keep-alive connection, server and client on the "+
 		"same machine (127.0.0.1). Latencies in ms.\n\n",
 		r.n, columnsPer, r.workers, r.samples, warmups(r.samples))
@@ -273,9 +275,9 @@ func (r *report) markdown() string {
 	// (tables over the ingest's wall time plus their catch-up), beside the catch-up.
 	caughtUpRow := func(label string, rate func(d *driverResult) (float64, time.Duration, time.Duration)) {
 		figureRow(label, func(d *driverResult) (string, string) {
-			if r, wall, catchUp := rate(d); r != 0 && catchUp > 0 {
-				total := wall + catchUp
-				return fmt.Sprintf("%.0f", r*wall.Seconds()/total.Seconds()),
+			if perSec, wall, catchUp := rate(d); perSec != 0 && catchUp > 0 {
+				tables := perSec * wall.Seconds()
+				return fmt.Sprintf("%.0f", tables/(wall+catchUp).Seconds()),
 					"consumers caught up " + catchUp.Round(100*time.Millisecond).String() + " after the last table"
 			}
 			return "", ""
