@@ -61,6 +61,13 @@ func NewSync(reg *meridian.Registry, src Source, backend Backend, log *slog.Logg
 // Name returns ConsumerName.
 func (s *Sync) Name() string { return ConsumerName }
 
+// IgnoresEventEntities marks the projection as a store.EntityBlind consumer: it
+// re-projects each entity from the catalog's current state, never from the event's
+// copy, so the dispatcher reads its events without that copy.
+func (s *Sync) IgnoresEventEntities() {}
+
+var _ store.EntityBlind = (*Sync)(nil)
+
 // Ready reports whether the projection has been built (Rebuild finished once, or
 // MarkReady was called for a store that keeps its data).
 func (s *Sync) Ready() bool { return s.ready.Load() }

@@ -147,12 +147,14 @@ type RelatedRow struct {
 
 // EventQuery selects outbox events: sequence number above After, timestamp at or
 // after Since (epoch ms, 0 for any), entity type in EntityTypes (empty for any). Limit
-// 0 or less means no limit.
+// 0 or less means no limit. WithoutEntity leaves each event's Entity nil, so its
+// document is neither read nor decoded.
 type EventQuery struct {
-	After       int64
-	Since       int64
-	EntityTypes []string
-	Limit       int
+	After         int64
+	Since         int64
+	EntityTypes   []string
+	Limit         int
+	WithoutEntity bool
 }
 
 // Tx is one transaction. Methods return *meridian.Error values with ENotFound for a

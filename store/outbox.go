@@ -35,6 +35,15 @@ type BatchConsumer interface {
 	HandleBatch(ctx context.Context, events []meridian.ChangeEvent) error
 }
 
+// EntityBlind is a Consumer that never reads an event's Entity (the knowledge graph
+// projects each entity from the catalog's current state instead). Its events are read
+// without the entity document, which is then neither read nor decoded for it, and not
+// shared with the other consumers.
+type EntityBlind interface {
+	Consumer
+	IgnoresEventEntities()
+}
+
 // positionKey is the settings key of a consumer's position.
 func positionKey(name string) string { return "outbox.position." + name }
 
@@ -217,6 +226,7 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	name := l.c.Name()
+	_, blind := l.c.(EntityBlind)
 	for {
 		if yield {
 			d.yield(ctx, l)
@@ -225,13 +235,19 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 		if err != nil {
 			return err
 		}
-		events, err := d.reads.read(ctx, pos, len(d.lanes) > 1, func() (events []meridian.ChangeEvent, err error) {
+		load := func() (events []meridian.ChangeEvent, err error) {
 			err = inRead(ctx, d.db, func(tx Tx) error {
-				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch})
+				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch, WithoutEntity: blind})
 				return err
 			})
 			return events, err
-		})
+		}
+		var events []meridian.ChangeEvent
+		if blind {
+			events, err = load()
+		} else {
+			events, err = d.reads.read(ctx, pos, len(d.lanes) > 1, load)
+		}
 		if err != nil {
 			return err
 		}

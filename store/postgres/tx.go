@@ -508,7 +508,11 @@ ON CONFLICT (id) DO NOTHING`,
 // limit.
 func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
 	var args params
-	query := `SELECT ` + rowscan.EventColumns + `
+	columns := rowscan.EventColumns
+	if q.WithoutEntity {
+		columns = rowscan.EventColumnsWithoutEntity
+	}
+	query := `SELECT ` + columns + `
 FROM change_events WHERE seq > ` + args.add(q.After) + ` AND ts >= ` + args.add(q.Since)
 	if len(q.EntityTypes) > 0 {
 		query += " AND entity_type = ANY(" + args.add(q.EntityTypes) + ")"

@@ -138,9 +138,16 @@ func Bucket(s Scanner) (search.Bucket, error) {
 	return b, err
 }
 
+// eventColumnsHead are the change_events columns Event reads before the entity's.
+const eventColumnsHead = `seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
+previous_version, current_version, change_description, `
+
 // EventColumns are the change_events columns Event reads.
-const EventColumns = `seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
-previous_version, current_version, change_description, entity, recursive`
+const EventColumns = eventColumnsHead + `entity, recursive`
+
+// EventColumnsWithoutEntity are EventColumns with NULL in place of the entity document,
+// for a reader that does not use it: Event then neither reads nor decodes it.
+const EventColumnsWithoutEntity = eventColumnsHead + `CAST(NULL AS TEXT) AS entity, recursive`
 
 // DocError is a stored JSON document that does not decode. Its message names the row
 // and the column ("event ev-1 entity: ..."); see Wrap.

@@ -43,6 +43,11 @@ const (
 	// any length runs one prepared statement (the principal cache asks at every
 	// request that follows a write); its limit is -1 for none.
 	stmtEventsOfTypes
+	// stmtEventsWithoutEntity is the first of the three statements above again, in
+	// order, without the entity document (EventQuery.WithoutEntity).
+	stmtEventsWithoutEntity
+	_
+	_
 	stmtSetting
 	stmtSearchGeneration
 	// stmtRelated is the first of 2*relatedPrepared variants; see relatedStmt.
@@ -110,9 +115,13 @@ var stmtSQL = func() [numStmts]string {
 	for mask := 0; mask < 8; mask++ {
 		s[stmtRelations+stmtID(mask)] = relationsSQL(mask)
 	}
-	s[stmtEvents] = eventsSQL + " ORDER BY seq"
-	s[stmtEventsLimit] = eventsSQL + " ORDER BY seq LIMIT ?"
-	s[stmtEventsOfTypes] = eventsSQL + " AND entity_type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?"
+	for i, columns := range []string{rowscan.EventColumns, rowscan.EventColumnsWithoutEntity} {
+		events := "SELECT " + columns + " FROM change_events WHERE seq > ? AND ts >= ?"
+		first := stmtEvents + stmtID(i)*(stmtEventsWithoutEntity-stmtEvents)
+		s[first] = events + " ORDER BY seq"
+		s[first+stmtEventsLimit-stmtEvents] = events + " ORDER BY seq LIMIT ?"
+		s[first+stmtEventsOfTypes-stmtEvents] = events + " AND entity_type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?"
+	}
 	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
 	s[stmtSearchGeneration] = "SELECT n FROM search_generation WHERE id = 1"
 	for n := 1; n <= relatedPrepared; n++ {
@@ -199,10 +208,6 @@ func relatedSQL(n int, inverse bool) string {
 JOIN entities e ON e.id = ` + other + " AND (" + otherKind + " = '' OR e.kind = " + otherKind + `)
 WHERE ` + self + " = ? AND r.type IN (?" + strings.Repeat(", ?", n-1) + ") ORDER BY r.seq"
 }
-
-// eventsSQL is the Events query before its entity-type filter, order and limit.
-const eventsSQL = `SELECT ` + rowscan.EventColumns + `
-FROM change_events WHERE seq > ? AND ts >= ?`
 
 // stmts are the prepared statements of one pool; a nil entry is not prepared there.
 type stmts [numStmts]*sql.Stmt

@@ -3,8 +3,11 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,5 +293,70 @@ func testRetention(t *testing.T, f *Fixture) {
 	late := store.NewDispatcher(f.Driver, nil, good, &recorder{name: "new", db: f.Driver})
 	if n, err := late.Prune(f.Ctx, time.Now()); err != nil || n != 0 {
 		t.Fatalf("prune with a new consumer = %d, %v", n, err)
+	}
+}
+
+// entityWatcher records, for each event it handles, whether the event carried its
+// entity document. blind makes it a store.EntityBlind consumer.
+type entityWatcher struct {
+	name string
+	mu   sync.Mutex
+	got  []bool // Entity != nil, in order
+}
+
+func (w *entityWatcher) Name() string { return w.name }
+
+func (w *entityWatcher) Handle(_ context.Context, e meridian.ChangeEvent) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got = append(w.got, e.Entity != nil)
+	return nil
+}
+
+// blindWatcher is an entityWatcher that declares it never reads event entities.
+type blindWatcher struct{ entityWatcher }
+
+func (*blindWatcher) IgnoresEventEntities() {}
+
+// testEventsWithoutEntity reads the same events with and without their entity
+// document, in each form of the query, and checks that a store.EntityBlind consumer is
+// handed them without it while the others get it.
+func testEventsWithoutEntity(t *testing.T, f *Fixture) {
+	f.createGlossaries(0, 3)
+	for _, q := range []store.EventQuery{{}, {Limit: 2}, {EntityTypes: []string{"glossary"}}, {EntityTypes: []string{"glossary"}, Limit: 2}} {
+		var full, bare []meridian.ChangeEvent
+		err := f.E.InTx(f.Ctx, false, func(tx store.Tx) error {
+			var err error
+			if full, err = tx.Events(f.Ctx, q); err != nil {
+				return err
+			}
+			blind := q
+			blind.WithoutEntity = true
+			bare, err = tx.Events(f.Ctx, blind)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) == 0 || len(full) != len(bare) {
+			t.Fatalf("%+v: %d events with their entity, %d without", q, len(full), len(bare))
+		}
+		for i := range full {
+			if full[i].Entity == nil || bare[i].Entity != nil {
+				t.Fatalf("%+v: event %d has entity %v with and %v without", q, i, full[i].Entity != nil, bare[i].Entity != nil)
+			}
+			bare[i].Entity = full[i].Entity
+			if !reflect.DeepEqual(full[i], bare[i]) {
+				t.Fatalf("%+v: event %d differs beyond its entity:\n%+v\n%+v", q, i, full[i], bare[i])
+			}
+		}
+	}
+	seeing := &entityWatcher{name: "seeing"}
+	blind := &blindWatcher{entityWatcher{name: "blind"}}
+	if err := store.NewDispatcher(f.Driver, nil, seeing, blind).Drain(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seeing.got) != "[true true true]" || fmt.Sprint(blind.got) != "[false false false]" {
+		t.Fatalf("entities handed: %v to the consumer that reads them, %v to the blind one", seeing.got, blind.got)
 	}
 }

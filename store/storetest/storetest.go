@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"DispatcherDeliversInOrderAndResumes", testDispatcher},
 		{"ABlockedConsumerDelaysNoWriteAndNoOtherConsumer", testSlowConsumer},
 		{"ConsumersYieldToABurstOfWritesForAtMostYield", testConsumersYieldToABurst},
+		{"EventsReadWithoutTheirEntityAreTheSameEvents", testEventsWithoutEntity},
 		{"RetentionPrunesOnlyWhatEveryConsumerHandled", testRetention},
 		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
 		{"MaskedSecretsSentBackKeepTheirValueForEveryVerb", testMaskedSecretsSentBackKeepTheirValue},
