@@ -78,6 +78,7 @@ type Dispatcher struct {
 	pruneEvery time.Duration
 	now        func() time.Time
 	reads      eventReads   // the lanes' recent reads, shared (outbox_reads.go)
+	sharers    int          // the lanes that share their reads (not EntityBlind)
 	writes     atomic.Int64 // Notify calls: the entity writes committed
 	saturated  atomic.Bool  // entity writes stream into a saturated writer (outbox_yield.go)
 }
@@ -87,6 +88,9 @@ type lane struct {
 	c    Consumer
 	wake chan struct{}
 	mu   sync.Mutex // one delivery pass at a time (Run's goroutine or Drain)
+	// blind is set for an EntityBlind consumer: its reads leave out the entity
+	// document and are not shared.
+	blind bool
 	// yielding is set while the lane waits for a saturated writer (Status).
 	yielding atomic.Bool
 	// caughtUp is when the lane last found no event after its position; it yields no
@@ -105,7 +109,11 @@ func NewDispatcher(db Driver, log *slog.Logger, consumers ...Consumer) *Dispatch
 	d := &Dispatcher{Retention: DefaultEventRetention, Yield: DefaultYield, db: db, log: log, batch: 100, poll: time.Second,
 		maxBackoff: time.Minute, pruneEvery: time.Hour, now: time.Now}
 	for _, c := range consumers {
-		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1)})
+		_, blind := c.(EntityBlind)
+		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1), blind: blind})
+		if !blind {
+			d.sharers++
+		}
 	}
 	return d
 }
@@ -226,7 +234,6 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	name := l.c.Name()
-	_, blind := l.c.(EntityBlind)
 	for {
 		if yield {
 			d.yield(ctx, l)
@@ -237,16 +244,16 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 		}
 		load := func() (events []meridian.ChangeEvent, err error) {
 			err = inRead(ctx, d.db, func(tx Tx) error {
-				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch, WithoutEntity: blind})
+				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch, WithoutEntity: l.blind})
 				return err
 			})
 			return events, err
 		}
 		var events []meridian.ChangeEvent
-		if blind {
+		if l.blind {
 			events, err = load()
 		} else {
-			events, err = d.reads.read(ctx, pos, len(d.lanes) > 1, load)
+			events, err = d.reads.read(ctx, pos, d.sharers > 1, load)
 		}
 		if err != nil {
 			return err
@@ -341,13 +348,15 @@ func (d *Dispatcher) Status(ctx context.Context) ([]ConsumerStatus, error) {
 		return out, nil
 	}
 	err := inRead(ctx, d.db, func(tx Tx) error {
+		positions := make([]int64, len(d.lanes))
 		args := make([]any, 0, len(d.lanes)+1)
 		earliest := int64(math.MaxInt64)
-		for _, l := range d.lanes {
+		for i, l := range d.lanes {
 			pos, err := position(ctx, tx, l.c.Name())
 			if err != nil {
 				return err
 			}
+			positions[i] = pos
 			args = append(args, pos)
 			earliest = min(earliest, pos)
 		}
@@ -360,7 +369,7 @@ func (d *Dispatcher) Status(ctx context.Context) ([]ConsumerStatus, error) {
 			return err
 		}
 		for i, l := range d.lanes {
-			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: args[i].(int64), Pending: pending[i], Yielding: l.yielding.Load()})
+			out = append(out, ConsumerStatus{Name: l.c.Name(), Position: positions[i], Pending: pending[i], Yielding: l.yielding.Load()})
 		}
 		return nil
 	})

@@ -115,12 +115,15 @@ var stmtSQL = func() [numStmts]string {
 	for mask := 0; mask < 8; mask++ {
 		s[stmtRelations+stmtID(mask)] = relationsSQL(mask)
 	}
-	for i, columns := range []string{rowscan.EventColumns, rowscan.EventColumnsWithoutEntity} {
+	for _, withoutEntity := range []bool{false, true} {
+		columns := rowscan.EventColumns
+		if withoutEntity {
+			columns = rowscan.EventColumnsWithoutEntity
+		}
 		events := "SELECT " + columns + " FROM change_events WHERE seq > ? AND ts >= ?"
-		first := stmtEvents + stmtID(i)*(stmtEventsWithoutEntity-stmtEvents)
-		s[first] = events + " ORDER BY seq"
-		s[first+stmtEventsLimit-stmtEvents] = events + " ORDER BY seq LIMIT ?"
-		s[first+stmtEventsOfTypes-stmtEvents] = events + " AND entity_type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?"
+		s[eventsStmt(stmtEvents, withoutEntity)] = events + " ORDER BY seq"
+		s[eventsStmt(stmtEventsLimit, withoutEntity)] = events + " ORDER BY seq LIMIT ?"
+		s[eventsStmt(stmtEventsOfTypes, withoutEntity)] = events + " AND entity_type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?"
 	}
 	s[stmtSetting] = "SELECT value FROM settings WHERE key = ?"
 	s[stmtSearchGeneration] = "SELECT n FROM search_generation WHERE id = 1"
@@ -207,6 +210,15 @@ func relatedSQL(n int, inverse bool) string {
 	return "SELECT r.type, " + relatedEntityColumns + ` FROM relations r
 JOIN entities e ON e.id = ` + other + " AND (" + otherKind + " = '' OR e.kind = " + otherKind + `)
 WHERE ` + self + " = ? AND r.type IN (?" + strings.Repeat(", ?", n-1) + ") ORDER BY r.seq"
+}
+
+// eventsStmt is the Events statement of the form of (stmtEvents, stmtEventsLimit or
+// stmtEventsOfTypes), or its twin without the entity document.
+func eventsStmt(of stmtID, withoutEntity bool) stmtID {
+	if withoutEntity {
+		return of + stmtEventsWithoutEntity - stmtEvents
+	}
+	return of
 }
 
 // stmts are the prepared statements of one pool; a nil entry is not prepared there.

@@ -475,10 +475,6 @@ func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, ent
 // limit.
 func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeEvent, error) {
 	args := []any{q.After, q.Since}
-	first := stmtEvents
-	if q.WithoutEntity {
-		first = stmtEventsWithoutEntity
-	}
 	var (
 		rows *sql.Rows
 		err  error
@@ -489,11 +485,11 @@ func (t *tx) Events(ctx context.Context, q store.EventQuery) ([]meridian.ChangeE
 		if q.Limit > 0 {
 			limit = q.Limit
 		}
-		rows, err = t.query(ctx, first+stmtEventsOfTypes-stmtEvents, append(args, jsonList(q.EntityTypes), limit)...)
+		rows, err = t.query(ctx, eventsStmt(stmtEventsOfTypes, q.WithoutEntity), append(args, jsonList(q.EntityTypes), limit)...)
 	case q.Limit > 0:
-		rows, err = t.query(ctx, first+stmtEventsLimit-stmtEvents, append(args, q.Limit)...)
+		rows, err = t.query(ctx, eventsStmt(stmtEventsLimit, q.WithoutEntity), append(args, q.Limit)...)
 	default:
-		rows, err = t.query(ctx, first, args...)
+		rows, err = t.query(ctx, eventsStmt(stmtEvents, q.WithoutEntity), args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events: %w", err)

@@ -162,8 +162,8 @@ func (b *blocking) Handle(ctx context.Context, _ meridian.ChangeEvent) error {
 	return nil
 }
 
-// runDispatcher runs d in the background until the function it returns is called; that call
-// returns once Run has.
+// runDispatcher runs d in the background until the function it returns is called;
+// that call returns once Run has.
 func runDispatcher(f *Fixture, d *store.Dispatcher) (stop func()) {
 	ctx, cancel := context.WithCancel(f.Ctx)
 	done := make(chan struct{})
@@ -297,7 +297,7 @@ func testRetention(t *testing.T, f *Fixture) {
 }
 
 // entityWatcher records, for each event it handles, whether the event carried its
-// entity document. blind makes it a store.EntityBlind consumer.
+// entity document.
 type entityWatcher struct {
 	name string
 	mu   sync.Mutex
