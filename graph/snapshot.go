@@ -79,50 +79,85 @@ func (s *Store) image() storeImage {
 	return img
 }
 
-// encode appends the image's payload to b: the terms (kind, value, datatype, language;
-// kind 0 for a free id), the triples (three term ids, zeros for a free id) and the
-// descriptions (IRI, deleted, triple ids, node ids), sorted by IRI for a stable file.
-// Reference counts and indexes are derived again when the payload is decoded.
-func (img storeImage) encode(b []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(img.terms)))
+// snapshotChunk is how much of a payload is encoded in memory before it is written
+// out: a large catalog's snapshot is streamed, never held whole.
+const snapshotChunk = 1 << 20
+
+// payloadWriter encodes a payload in chunks of about snapshotChunk bytes and writes
+// each to w, keeping the first write error.
+type payloadWriter struct {
+	w   io.Writer
+	b   []byte
+	n   int64 // bytes written to w
+	err error
+}
+
+// spill writes the encoded bytes once they reach snapshotChunk.
+func (p *payloadWriter) spill() {
+	if len(p.b) >= snapshotChunk {
+		p.flush()
+	}
+}
+
+func (p *payloadWriter) flush() {
+	if p.err == nil && len(p.b) > 0 {
+		var n int
+		n, p.err = p.w.Write(p.b)
+		p.n += int64(n)
+	}
+	p.b = p.b[:0]
+}
+
+// encodeTo writes the image's payload to w and returns its length: the terms (kind,
+// value, datatype, language; kind 0 for a free id), the triples (three term ids, zeros
+// for a free id) and the descriptions (IRI, deleted, triple ids, node ids), sorted by
+// IRI for a stable file. Reference counts and indexes are derived again when the
+// payload is decoded.
+func (img storeImage) encodeTo(w io.Writer) (int64, error) {
+	p := &payloadWriter{w: w, b: make([]byte, 0, snapshotChunk+64<<10)}
+	p.b = binary.AppendUvarint(p.b, uint64(len(img.terms)))
 	for _, t := range img.terms[1:] {
 		if t == nil {
-			b = append(b, byte(KindNone))
+			p.b = append(p.b, byte(KindNone))
 			continue
 		}
 		v := fromRDF(t)
-		b = append(b, byte(v.Kind))
-		b = appendString(b, v.Value)
-		b = appendString(b, v.Datatype)
-		b = appendString(b, v.Lang)
+		p.b = append(p.b, byte(v.Kind))
+		p.b = appendString(p.b, v.Value)
+		p.b = appendString(p.b, v.Datatype)
+		p.b = appendString(p.b, v.Lang)
+		p.spill()
 	}
-	b = binary.AppendUvarint(b, uint64(len(img.triples)))
+	p.b = binary.AppendUvarint(p.b, uint64(len(img.triples)))
 	for _, r := range img.triples[1:] {
 		if r.refs == 0 {
 			r = tripleRec{}
 		}
-		b = binary.AppendUvarint(b, uint64(r.s))
-		b = binary.AppendUvarint(b, uint64(r.p))
-		b = binary.AppendUvarint(b, uint64(r.o))
+		p.b = binary.AppendUvarint(p.b, uint64(r.s))
+		p.b = binary.AppendUvarint(p.b, uint64(r.p))
+		p.b = binary.AppendUvarint(p.b, uint64(r.o))
+		p.spill()
 	}
 	iris := make([]string, 0, len(img.owners))
 	for k := range img.owners {
 		iris = append(iris, k)
 	}
 	sort.Strings(iris)
-	b = binary.AppendUvarint(b, uint64(len(iris)))
+	p.b = binary.AppendUvarint(p.b, uint64(len(iris)))
 	for _, iri := range iris {
 		o := img.owners[iri]
-		b = appendString(b, iri)
+		p.b = appendString(p.b, iri)
 		if o.deleted {
-			b = append(b, 1)
+			p.b = append(p.b, 1)
 		} else {
-			b = append(b, 0)
+			p.b = append(p.b, 0)
 		}
-		b = appendIDs(b, o.triples)
-		b = appendIDs(b, o.nodes)
+		p.b = appendIDs(p.b, o.triples)
+		p.b = appendIDs(p.b, o.nodes)
+		p.spill()
 	}
-	return b
+	p.flush()
+	return p.n, p.err
 }
 
 func appendString(b []byte, s string) []byte {
@@ -146,23 +181,14 @@ func (s *Store) WriteSnapshot(path string, meta SnapshotMeta) (int64, error) {
 	return writeSnapshot(path, s.image(), meta)
 }
 
-// writeSnapshot encodes img and writes it to path as WriteSnapshot says.
+// writeSnapshot encodes img and writes it to path as WriteSnapshot says. The payload
+// is streamed to the file after room for the header, which is written last, once the
+// payload's length and checksum are known.
 func writeSnapshot(path string, img storeImage, meta SnapshotMeta) (int64, error) {
 	if len(meta.EventID) > maxSnapshotID {
 		meta.EventID = ""
 	}
-	payload := img.encode(nil)
-	head := make([]byte, 0, snapshotHeaderLen+len(meta.EventID))
-	head = append(head, snapshotMagic...)
-	head = binary.LittleEndian.AppendUint32(head, snapshotFormat)
-	head = binary.LittleEndian.AppendUint32(head, meta.Version)
-	head = append(head, meta.Ontology[:]...)
-	head = binary.LittleEndian.AppendUint64(head, uint64(meta.Seq))
-	head = binary.LittleEndian.AppendUint32(head, uint32(len(meta.EventID)))
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(payload)))
-	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(payload, crcTable))
-	head = append(head, meta.EventID...)
-
+	headLen := snapshotHeaderLen + len(meta.EventID)
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -176,10 +202,25 @@ func writeSnapshot(path string, img storeImage, meta SnapshotMeta) (int64, error
 			_ = os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(head); err != nil {
+	if _, err := f.Seek(int64(headLen), io.SeekStart); err != nil {
 		return 0, err
 	}
-	if _, err := f.Write(payload); err != nil {
+	sum := crc32.New(crcTable)
+	size, err := img.encodeTo(io.MultiWriter(f, sum))
+	if err != nil {
+		return 0, err
+	}
+	head := make([]byte, 0, headLen)
+	head = append(head, snapshotMagic...)
+	head = binary.LittleEndian.AppendUint32(head, snapshotFormat)
+	head = binary.LittleEndian.AppendUint32(head, meta.Version)
+	head = append(head, meta.Ontology[:]...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(meta.Seq))
+	head = binary.LittleEndian.AppendUint32(head, uint32(len(meta.EventID)))
+	head = binary.LittleEndian.AppendUint64(head, uint64(size))
+	head = binary.LittleEndian.AppendUint32(head, sum.Sum32())
+	head = append(head, meta.EventID...)
+	if _, err := f.WriteAt(head, 0); err != nil {
 		return 0, err
 	}
 	if err := f.Sync(); err != nil {
@@ -196,7 +237,7 @@ func writeSnapshot(path string, img storeImage, meta SnapshotMeta) (int64, error
 		_ = d.Sync()
 		_ = d.Close()
 	}
-	return int64(len(head) + len(payload)), nil
+	return int64(headLen) + size, nil
 }
 
 // ReadSnapshotMeta reads and checks a snapshot's header only. Errors: those of the

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -146,6 +147,30 @@ func TestSnapshotRestoresTheStoreExactlyAndItKeepsUpdating(t *testing.T) {
 	}
 }
 
+func TestASnapshotOfSeveralChunksRestoresTheStoreExactly(t *testing.T) {
+	orig := mixedCatalog(2500)
+	path := filepath.Join(t.TempDir(), "graph.snapshot")
+	meta := SnapshotMeta{Seq: 9, EventID: "ev-9", Version: ProjectionVersion}
+	n, err := orig.WriteSnapshot(path, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3*snapshotChunk {
+		t.Fatalf("the snapshot is %d bytes, want several chunks of %d", n, snapshotChunk)
+	}
+	loaded, got, err := ReadSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != meta {
+		t.Fatalf("meta = %+v, want %+v", got, meta)
+	}
+	if a, b := dump(orig), dump(loaded); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatal("the loaded store differs")
+	}
+	checkIndexes(t, loaded)
+}
+
 func embeddedOver(s *Store) *Embedded {
 	e := NewEmbedded()
 	e.install(s)
@@ -214,7 +239,11 @@ func TestDamagedOrForeignSnapshotsAreRefused(t *testing.T) {
 }
 
 func TestDecodingADamagedPayloadNeverPanics(t *testing.T) {
-	payload := mixedCatalog(16).image().encode(nil)
+	var buf bytes.Buffer
+	if _, err := mixedCatalog(16).image().encodeTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	payload := buf.Bytes()
 	if _, err := decodeStore(payload); err != nil {
 		t.Fatal(err)
 	}
