@@ -65,7 +65,7 @@ func TestAuditLogRecordsWritesAndFailedLogins(t *testing.T) {
 	}
 	// The committed change is recorded from the outbox as well.
 	changes := waitAudit(t, s, "kind=change&entityType=glossary", 1)
-	if changes[0]["eventType"] != "entityCreated" || changes[0]["entityId"] != id {
+	if changes[0]["eventType"] != "entityCreated" || changes[0]["entityId"] != id || changes[0]["entityFullyQualifiedName"] != "Audited" {
 		t.Fatalf("change entry: %v", changes[0])
 	}
 

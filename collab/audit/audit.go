@@ -160,6 +160,13 @@ func NewConsumer(db store.Driver) *Consumer { return &Consumer{db: db} }
 // Name is the consumer's position key.
 func (c *Consumer) Name() string { return "audit" }
 
+// IgnoresEventEntities marks the consumer as a store.EntityBlind one: an audit entry
+// takes the entity's type, id and FQN from the event's own columns, so the dispatcher
+// reads its events without the entity document and never decodes it for the log.
+func (c *Consumer) IgnoresEventEntities() {}
+
+var _ store.EntityBlind = (*Consumer)(nil)
+
 // Handle records one change event; a redelivered event is recorded once.
 func (c *Consumer) Handle(ctx context.Context, ev meridian.ChangeEvent) error {
 	return c.HandleBatch(ctx, []meridian.ChangeEvent{ev})
@@ -174,12 +181,9 @@ func (c *Consumer) HandleBatch(ctx context.Context, events []meridian.ChangeEven
 	return store.InModuleTx(ctx, c.db, true, func(db store.SQL) error { return insert(ctx, db, entries...) })
 }
 
-// FromEvent is the audit entry of a committed change event.
+// FromEvent is the audit entry of a committed change event, from the event's own
+// columns (the Consumer reads events without their entity document).
 func FromEvent(ev meridian.ChangeEvent) Entry {
-	fqn := ev.EntityFQN
-	if fqn == "" && ev.Entity != nil {
-		fqn = ev.Entity.FQN()
-	}
 	return Entry{ID: ev.ID, Timestamp: ev.Timestamp, Source: SourceEvent, Kind: KindChange, UserName: ev.UserName,
-		EntityType: ev.EntityType, EntityID: ev.EntityID, EntityFQN: fqn, Outcome: OutcomeSuccess, EventType: ev.EventType}
+		EntityType: ev.EntityType, EntityID: ev.EntityID, EntityFQN: ev.EntityFQN, Outcome: OutcomeSuccess, EventType: ev.EventType}
 }
