@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -103,36 +105,40 @@ func (r sqlRow) Scan(dest ...any) error {
 // walk of the statement's list of names, quadratic in its parameters (a 500-row
 // insert of the vectors index has 6,000).
 func numbered(q string) string {
-	b := []byte(q)
-	seq := true
-	next := 1
-	for i := 0; i+1 < len(b) && seq; i++ {
-		if b[i] != '$' || b[i+1] < '0' || b[i+1] > '9' {
-			continue
-		}
+	// digitsEnd is the end of the digits of a placeholder at i, or i when none is there.
+	digitsEnd := func(i int) int {
 		j := i + 1
-		n := 0
-		for ; j < len(b) && b[j] >= '0' && b[j] <= '9' && n <= next; j++ {
-			n = n*10 + int(b[j]-'0')
+		for q[i] == '$' && j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
 		}
-		seq = n == next && (j == len(b) || b[j] < '0' || b[j] > '9')
-		next++
-		i = j - 1
+		if j == i+1 {
+			return i
+		}
+		return j
 	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] != '$' || i+1 == len(b) || b[i+1] < '0' || b[i+1] > '9' {
-			out = append(out, b[i])
-			continue
-		}
-		out = append(out, '?')
-		if seq {
-			for i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '9' {
-				i++
-			}
+	inOrder, next := true, 1
+	for i := 0; i < len(q) && inOrder; i++ {
+		if j := digitsEnd(i); j > i {
+			inOrder = q[i+1:j] == strconv.Itoa(next)
+			next++
+			i = j - 1
 		}
 	}
-	return string(out)
+	var b strings.Builder
+	b.Grow(len(q))
+	for i := 0; i < len(q); i++ {
+		j := digitsEnd(i)
+		switch {
+		case j == i:
+			b.WriteByte(q[i])
+		case inOrder:
+			b.WriteByte('?')
+			i = j - 1
+		default:
+			b.WriteByte('?') // the number follows, copied as text
+		}
+	}
+	return b.String()
 }
 
 // maxModuleStmts bounds the module statements a pool keeps prepared; beyond it they

@@ -13,7 +13,9 @@ func TestNumberedPlaceholders(t *testing.T) {
 		{"not starting at one keeps the number", "VALUES ($2)", "VALUES (?2)"},
 		{"a dollar without a digit is text", "SELECT '$x', $1", "SELECT '$x', ?"},
 		{"a trailing dollar is text", "SELECT $1 || '$'", "SELECT ? || '$'"},
-		{"a huge number is not read whole", "VALUES ($1, $99999999999999999999999)", "VALUES (?1, ?99999999999999999999999)"},
+		{"a leading zero keeps the number", "VALUES ($01)", "VALUES (?01)"},
+		{"a placeholder at the very end", "SELECT 1 WHERE $1", "SELECT 1 WHERE ?"},
+		{"a huge number keeps the number", "VALUES ($1, $99999999999999999999999)", "VALUES (?1, ?99999999999999999999999)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := numbered(c.in); got != c.want {
