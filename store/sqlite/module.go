@@ -117,9 +117,10 @@ func numbered(q string) string {
 		return j
 	}
 	inOrder, next := true, 1
+	var num [20]byte
 	for i := 0; i < len(q) && inOrder; i++ {
 		if j := digitsEnd(i); j > i {
-			inOrder = q[i+1:j] == strconv.Itoa(next)
+			inOrder = q[i+1:j] == string(strconv.AppendInt(num[:0], int64(next), 10))
 			next++
 			i = j - 1
 		}

@@ -1,6 +1,10 @@
 package sqlite
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestNumberedPlaceholders(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
@@ -22,5 +26,21 @@ func TestNumberedPlaceholders(t *testing.T) {
 				t.Errorf("numbered(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
+	}
+}
+
+func BenchmarkNumberedManyRows(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO t VALUES ")
+	for i := range 6000 {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "$%d", i+1)
+	}
+	q := sb.String()
+	b.ReportAllocs()
+	for range b.N {
+		numbered(q)
 	}
 }
