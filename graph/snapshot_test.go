@@ -93,29 +93,8 @@ func checkIndexes(t *testing.T, s *Store) {
 
 func TestSnapshotRestoresTheStoreExactlyAndItKeepsUpdating(t *testing.T) {
 	orig := mixedCatalog(120)
-	path := filepath.Join(t.TempDir(), "graph.snapshot")
-	meta := SnapshotMeta{Seq: 1234, EventID: "ev-1234", Ontology: [32]byte{1, 2, 3}, Version: ProjectionVersion}
-	n, err := orig.WriteSnapshot(path, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Size() != n {
-		t.Fatalf("snapshot size %d, reported %d (%v)", fi.Size(), n, err)
-	}
-	loaded, got, err := ReadSnapshot(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != meta {
-		t.Fatalf("meta = %+v, want %+v", got, meta)
-	}
-	if a, b := dump(orig), dump(loaded); fmt.Sprint(a) != fmt.Sprint(b) {
-		t.Fatalf("loaded store differs:\n%v\nwant\n%v", b, a)
-	}
-	if orig.Len() != loaded.Len() || orig.Terms() != loaded.Terms() {
-		t.Fatalf("loaded %d triples %d terms, want %d %d", loaded.Len(), loaded.Terms(), orig.Len(), orig.Terms())
-	}
-	checkIndexes(t, loaded)
+	loaded, _ := roundTrip(t, orig,
+		SnapshotMeta{Seq: 1234, EventID: "ev-1234", Ontology: [32]byte{1, 2, 3}, Version: ProjectionVersion})
 
 	// The loaded store takes the same changes as the original to the same state.
 	later := []Delta{
@@ -148,15 +127,24 @@ func TestSnapshotRestoresTheStoreExactlyAndItKeepsUpdating(t *testing.T) {
 }
 
 func TestASnapshotOfSeveralChunksRestoresTheStoreExactly(t *testing.T) {
-	orig := mixedCatalog(2500)
+	_, n := roundTrip(t, mixedCatalog(2500), SnapshotMeta{Seq: 9, EventID: "ev-9", Version: ProjectionVersion})
+	if n < 3*snapshotChunk {
+		t.Fatalf("the snapshot is %d bytes, want several chunks of %d", n, snapshotChunk)
+	}
+}
+
+// roundTrip writes orig's snapshot with meta and reads it back. It fails unless the
+// file has the size WriteSnapshot reported and the loaded store, meta included, equals
+// orig with consistent indexes. It returns the loaded store and the file's size.
+func roundTrip(t *testing.T, orig *Store, meta SnapshotMeta) (*Store, int64) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "graph.snapshot")
-	meta := SnapshotMeta{Seq: 9, EventID: "ev-9", Version: ProjectionVersion}
 	n, err := orig.WriteSnapshot(path, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n < 3*snapshotChunk {
-		t.Fatalf("the snapshot is %d bytes, want several chunks of %d", n, snapshotChunk)
+	if fi, err := os.Stat(path); err != nil || fi.Size() != n {
+		t.Fatalf("snapshot size %d, reported %d (%v)", fi.Size(), n, err)
 	}
 	loaded, got, err := ReadSnapshot(path)
 	if err != nil {
@@ -166,9 +154,13 @@ func TestASnapshotOfSeveralChunksRestoresTheStoreExactly(t *testing.T) {
 		t.Fatalf("meta = %+v, want %+v", got, meta)
 	}
 	if a, b := dump(orig), dump(loaded); fmt.Sprint(a) != fmt.Sprint(b) {
-		t.Fatal("the loaded store differs")
+		t.Fatalf("loaded store differs:\n%v\nwant\n%v", b, a)
+	}
+	if orig.Len() != loaded.Len() || orig.Terms() != loaded.Terms() {
+		t.Fatalf("loaded %d triples %d terms, want %d %d", loaded.Len(), loaded.Terms(), orig.Len(), orig.Terms())
 	}
 	checkIndexes(t, loaded)
+	return loaded, n
 }
 
 func embeddedOver(s *Store) *Embedded {

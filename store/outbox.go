@@ -37,9 +37,8 @@ type BatchConsumer interface {
 
 // EntityBlind is a Consumer that never reads an event's Entity (the knowledge graph
 // projects each entity from the catalog's current state instead; the audit log takes
-// the event's own columns). Its events are read
-// without the entity document, which is then neither read nor decoded for it, and not
-// shared with the other consumers.
+// the event's own columns). Its events are read without the entity document, which is
+// then neither read nor decoded for it, and not shared with the other consumers.
 type EntityBlind interface {
 	Consumer
 	IgnoresEventEntities()
