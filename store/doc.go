@@ -157,8 +157,9 @@ func (s *Entities) shape(p *meridian.Principal, k *meridian.Kind, e meridian.Ent
 	return s.answer(p, k, e, e.Clone(), fields)
 }
 
-// shapeRead is shape for a document decoded for this answer alone (a read's): the
-// answer shares e's nested values instead of copying them, as nothing else holds e.
+// shapeRead is shape for a document that nothing else holds once it is answered (a
+// read's, decoded for the answer alone, or a prepared create's): the answer shares e's
+// nested values instead of copying them.
 func (s *Entities) shapeRead(p *meridian.Principal, k *meridian.Kind, e meridian.Entity, fields map[string]bool) meridian.Entity {
 	return s.answer(p, k, e, maps.Clone(e), fields)
 }

@@ -37,7 +37,11 @@ type precreate struct {
 	reads  *readSet
 	d      draft
 	st     staged
-	answer meridian.Entity // the entity as the caller is answered with it
+	// answer is the entity as the caller is answered with it. It shares nested values
+	// with d.entity (shapeRead, not a deep copy): the write reads d.entity only for its
+	// relations and never changes it, and once committed nothing but the answer holds
+	// them, so the caller may change its answer freely.
+	answer meridian.Entity
 }
 
 // optimistic reports whether creates in ctx are prepared outside the writer: when
@@ -76,7 +80,7 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 	if err != nil || rs.unreplayed {
 		return nil
 	}
-	return &precreate{reads: rs, d: d, st: st, answer: s.shape(p, k, d.entity, nil)}
+	return &precreate{reads: rs, d: d, st: st, answer: s.shapeRead(p, k, d.entity, nil)}
 }
 
 // precreateAll prepares the creates of bodies in parallel; an element is nil where

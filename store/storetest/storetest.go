@@ -84,6 +84,7 @@ func Run(t *testing.T, open Open) {
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
 		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},
+		{"ACreatesAnswerIsTheCallersOwn", testACreatesAnswerIsTheCallersOwn},
 		{"CreatesRacingTheirParentsDeletionLeaveNoOrphan", testCreatesRacingTheirParentsDeletionLeaveNoOrphan},
 		{"ConcurrentWritesCommitAlone", testConcurrentWritesCommitAlone},
 		{"DocumentLimitsHoldForEveryVerb", testDocumentLimitsHoldForEveryVerb},

@@ -257,3 +257,74 @@ func testRolesAreStoredAsNamesAndAnsweredAsReferences(t *testing.T, f *Fixture) 
 		t.Fatalf("stored roles: %s, %v", row.Doc, err)
 	}
 }
+
+// testACreatesAnswerIsTheCallersOwn: the entity a create answers, one at a time or in
+// bulk, shares nothing with what the engine keeps or with the body sent. Changing the
+// answer's nested values afterwards changes neither the stored entity nor the body,
+// nor the next answer.
+func testACreatesAnswerIsTheCallersOwn(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	body := func(name string) meridian.Entity {
+		return meridian.Entity{"name": name, "databaseSchema": "svc.db.sch", "description": "as sent",
+			"columns": []any{map[string]any{"name": "id", "dataType": "INT", "description": "as sent"}}}
+	}
+	scribble := func(e meridian.Entity) {
+		t.Helper()
+		col, ok := asList(e["columns"])[0].(map[string]any)
+		if !ok {
+			t.Fatalf("columns = %v", e["columns"])
+		}
+		col["description"] = "changed by the caller"
+		col["name"] = "renamed"
+		if schema, ok := e["databaseSchema"].(map[string]any); ok {
+			schema["name"] = "changed by the caller"
+		}
+	}
+	check := func(name string, sent meridian.Entity) {
+		t.Helper()
+		got, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN("svc.db.sch."+name), store.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := asList(got["columns"])[0].(map[string]any)
+		schema, _ := got["databaseSchema"].(map[string]any)
+		if col["description"] != "as sent" || col["name"] != "id" || schema["name"] != "sch" {
+			t.Fatalf("%s is stored as %v, %v after its answer was changed", name, got["columns"], got["databaseSchema"])
+		}
+		sentCol := asList(sent["columns"])[0].(map[string]any)
+		if len(sentCol) != 3 || len(sent) != 4 {
+			t.Fatalf("the body sent for %s was changed: %v", name, sent)
+		}
+	}
+
+	one := body("alone")
+	res, err := f.E.Create(f.Ctx, f.Admin, "table", one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble(res.Entity)
+	check("alone", one)
+
+	many := []meridian.Entity{body("bulk1"), body("bulk2")}
+	items, err := f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if it.Err != nil {
+			t.Fatal(it.Err)
+		}
+		scribble(it.Result.Entity)
+	}
+	check("bulk1", many[0])
+	check("bulk2", many[1])
+
+	// The next create is answered as sent, not as the last answer was changed.
+	res, err = f.E.Create(f.Ctx, f.Admin, "table", body("after"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if col := asList(res.Entity["columns"])[0].(map[string]any); col["description"] != "as sent" {
+		t.Fatalf("the next create is answered with %v", res.Entity["columns"])
+	}
+}
