@@ -34,9 +34,9 @@ import (
 
 // precreate is a create drafted, checked and encoded against a read snapshot.
 type precreate struct {
-	reads  *readSet
-	d      draft
-	st     staged
+	reads *readSet
+	d     draft
+	st    staged
 	// answer is the entity as the caller is answered with it. It shares nested values
 	// with d.entity (shapeRead, not a deep copy): the write reads d.entity only for its
 	// relations and never changes it, and once committed nothing but the answer holds
