@@ -163,10 +163,20 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		slices.DeleteFunc(slices.Clone(calls), func(c *groupCall) bool { return unguarded(c.ctx) }),
 		slices.DeleteFunc(slices.Clone(calls), func(c *groupCall) bool { return !unguarded(c.ctx) }))
 	var ok []*groupCall
+	// seen holds the rows this transaction answered to its prepared creates' replays
+	// while only prepared creates wrote in it (seenRows), so that the creates of one
+	// group, which mostly share their parent and tags, do not read them again. Any
+	// other write may change a row: it empties seen.
+	seen := seenRows{}
 	for i, c := range calls {
 		if err := c.ctx.Err(); err != nil {
 			finish(c, err)
 			continue
+		}
+		if share := preparedRows(c.ctx); share != nil {
+			*share = seen
+		} else {
+			clear(seen)
 		}
 		var err error
 		if unguarded(c.ctx) {
@@ -219,6 +229,23 @@ func withoutSavepoint(ctx context.Context) context.Context {
 
 func unguarded(ctx context.Context) bool {
 	v, _ := ctx.Value(unguardedKey{}).(bool)
+	return v
+}
+
+// preparedKey marks a context whose write is a prepared create (optimistic.go),
+// which only inserts a new entity. Its value is where a Group puts the rows that its
+// transaction's replays found so far (seenRows).
+type preparedKey struct{}
+
+// withPrepared returns a context in which a Group runs the write as a prepared create:
+// before it runs, *seen is set to the rows found so far that still stand. The write
+// must empty *seen before it changes anything but its own new entity.
+func withPrepared(ctx context.Context, seen *seenRows) context.Context {
+	return context.WithValue(withoutSavepoint(ctx), preparedKey{}, seen)
+}
+
+func preparedRows(ctx context.Context) *seenRows {
+	v, _ := ctx.Value(preparedKey{}).(*seenRows)
 	return v
 }
 

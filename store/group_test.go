@@ -98,3 +98,72 @@ func TestGroupRunsTheWritesWithoutASavepointLast(t *testing.T) {
 		t.Errorf("stats %+v, want 2 groups of 5 writes and some busy time", st)
 	}
 }
+
+func TestGroupSharesFoundRowsOnlyWhileOnlyPreparedCreatesWrite(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	g := NewGroup(func(context.Context) (Tx, error) { return loggingTx{mu: &mu, log: &log}, nil })
+	ctx := context.Background()
+	queued := func(n int) {
+		for {
+			g.mu.Lock()
+			l := len(g.pending)
+			g.mu.Unlock()
+			if l == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	parent := RowKey{Kind: "databaseSchema", FQN: "svc.db.sch"}
+	type step struct {
+		name     string
+		prepared bool // a prepared create; else a write that may change any row
+		wantSeen bool // the parent, found by an earlier create, is shared with it
+	}
+	steps := []step{
+		{"finds the parent", true, false},
+		{"shares it", true, true},
+		{"changes rows", false, false},
+		{"finds it again", true, false},
+		{"shares it again", true, true},
+	}
+	first, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // holds the committer while the steps queue, so they commit as one group
+		defer wg.Done()
+		_ = g.Group(ctx, func(Tx) error { close(first); <-release; return nil })
+	}()
+	<-first
+	got := make([]bool, len(steps))
+	for i, st := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var seen seenRows
+			c := withoutSavepoint(ctx)
+			if st.prepared {
+				c = withPrepared(ctx, &seen)
+			}
+			err := g.Group(c, func(Tx) error {
+				if st.prepared {
+					_, got[i] = seen[parent]
+					seen.add(parent, rowRead{row: Row{ID: "p", Kind: parent.Kind, FQN: parent.FQN}})
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		queued(i + 1)
+	}
+	close(release)
+	wg.Wait()
+	for i, st := range steps {
+		if got[i] != st.wantSeen {
+			t.Errorf("%s: saw the parent = %v, want %v", st.name, got[i], st.wantSeen)
+		}
+	}
+}

@@ -42,6 +42,9 @@ type precreate struct {
 	// relations and never changes it, and once committed nothing but the answer holds
 	// them, so the caller may change its answer freely.
 	answer meridian.Entity
+	// seen is what a Group sets before the write: the rows its transaction found for
+	// earlier prepared creates (withPrepared); nil outside a group.
+	seen seenRows
 }
 
 // optimistic reports whether creates in ctx are prepared outside the writer: when
@@ -118,11 +121,12 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 	}
 	var res Result
 	err := s.inTx(pc.context(ctx), func(tx Tx) error {
-		r, ok, err := s.commitCreate(ctx, tx, p, k, pc, nil)
+		r, ok, err := s.commitCreate(ctx, tx, p, k, pc, pc.rows())
 		if ok {
 			res = r
 			return err
 		}
+		clear(pc.rows()) // the usual path may change any row
 		return pc.guard(tx, func(tx Tx) (err error) {
 			res, err = write(tx)
 			return err
@@ -156,12 +160,22 @@ func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principa
 }
 
 // context returns the context a prepared create's write runs in: without a savepoint
-// of the group's own (commitCreate needs none; guard sets one for the usual path).
+// of the group's own (commitCreate needs none; guard sets one for the usual path), and
+// sharing the rows found by the group's earlier prepared creates (withPrepared).
 func (pc *precreate) context(ctx context.Context) context.Context {
 	if pc == nil {
 		return ctx
 	}
-	return withoutSavepoint(ctx)
+	return withPrepared(ctx, &pc.seen)
+}
+
+// rows returns the rows the write's transaction found for earlier prepared creates;
+// nil for none (pc nil, or outside a group).
+func (pc *precreate) rows() seenRows {
+	if pc == nil {
+		return nil
+	}
+	return pc.seen
 }
 
 // guard runs the usual path of a create whose preparation did not hold: in a savepoint

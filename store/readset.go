@@ -177,10 +177,12 @@ func (r *readSet) replay(ctx context.Context, tx Tx, seen seenRows) bool {
 
 // seenRows is what a write transaction answered for rows found in it, while that
 // answer stands: BulkCreateOrUpdate keeps one across the prepared creates of a chunk,
-// which only insert new entities (their rows, relations, snapshots, search documents
-// and events), so the rows of other entities that one create's replay found (the
-// parent, tags, classifications that a chunk's tables share) answer alike for the next,
-// and are not read again. An absence is never kept: an inserted entity may fill it.
+// and a Group across those of a group (withPrepared). Prepared creates only insert new
+// entities (their rows, relations, snapshots, search documents and events), so the
+// rows of other entities that one create's replay found (the parent, tags,
+// classifications that the tables of a chunk or group share) answer alike for the
+// next, and are not read again. An absence is never kept: an inserted entity may fill
+// it.
 type seenRows map[RowKey]Row
 
 // holds reports whether seen has key's row, found, as was answered it.
