@@ -147,6 +147,7 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		c := calls[0]
 		err := c.ctx.Err()
 		if err == nil {
+			c.share(nil)
 			err = c.run(tx)
 		}
 		if err == nil {
@@ -173,9 +174,7 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 			finish(c, err)
 			continue
 		}
-		if share := preparedRows(c.ctx); share != nil {
-			*share = seen
-		} else {
+		if !c.share(seen) {
 			clear(seen)
 		}
 		var err error
@@ -200,6 +199,17 @@ func (g *Group) commit(calls []*groupCall) (retry []*groupCall) {
 		finish(c, err)
 	}
 	return nil
+}
+
+// share gives a prepared create (withPrepared) the rows its transaction found so far,
+// seen, and reports whether the write is one. A write run again in another
+// transaction is given that transaction's rows, never those of the one it lost.
+func (c *groupCall) share(seen seenRows) bool {
+	p, ok := c.ctx.Value(preparedKey{}).(*seenRows)
+	if ok {
+		*p = seen
+	}
+	return ok
 }
 
 // run calls the write's f with tx. A panic in f is kept for the writer's goroutine to
@@ -242,11 +252,6 @@ type preparedKey struct{}
 // must empty *seen before it changes anything but its own new entity.
 func withPrepared(ctx context.Context, seen *seenRows) context.Context {
 	return context.WithValue(withoutSavepoint(ctx), preparedKey{}, seen)
-}
-
-func preparedRows(ctx context.Context) *seenRows {
-	v, _ := ctx.Value(preparedKey{}).(*seenRows)
-	return v
 }
 
 // savepointName names the savepoint of one write; a nested one shadows the outer.

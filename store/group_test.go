@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -104,17 +105,6 @@ func TestGroupSharesFoundRowsOnlyWhileOnlyPreparedCreatesWrite(t *testing.T) {
 	var log []string
 	g := NewGroup(func(context.Context) (Tx, error) { return loggingTx{mu: &mu, log: &log}, nil })
 	ctx := context.Background()
-	queued := func(n int) {
-		for {
-			g.mu.Lock()
-			l := len(g.pending)
-			g.mu.Unlock()
-			if l == n {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	parent := RowKey{Kind: "databaseSchema", FQN: "svc.db.sch"}
 	type step struct {
 		name     string
@@ -157,7 +147,7 @@ func TestGroupSharesFoundRowsOnlyWhileOnlyPreparedCreatesWrite(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		queued(i + 1)
+		waitPending(g, i+1)
 	}
 	close(release)
 	wg.Wait()
@@ -165,5 +155,61 @@ func TestGroupSharesFoundRowsOnlyWhileOnlyPreparedCreatesWrite(t *testing.T) {
 		if got[i] != st.wantSeen {
 			t.Errorf("%s: saw the parent = %v, want %v", st.name, got[i], st.wantSeen)
 		}
+	}
+}
+
+func TestAWriteRunAgainIsNotGivenTheRowsOfTheTransactionItLost(t *testing.T) {
+	g := NewGroup(func(context.Context) (Tx, error) {
+		var mu sync.Mutex
+		var log []string
+		return loggingTx{mu: &mu, log: &log}, nil
+	})
+	ctx := context.Background()
+	first, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // holds the committer while the two writes queue
+		defer wg.Done()
+		_ = g.Group(ctx, func(Tx) error { close(first); <-release; return nil })
+	}()
+	<-first
+	parent := RowKey{Kind: "databaseSchema", FQN: "svc.db.sch"}
+	var runs []int // rows the prepared create was given, per run
+	go func() {
+		defer wg.Done()
+		var seen seenRows
+		if err := g.Group(withPrepared(ctx, &seen), func(Tx) error {
+			runs = append(runs, len(seen))
+			seen.add(parent, rowRead{row: Row{ID: "p", Kind: parent.Kind, FQN: parent.FQN}})
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitPending(g, 1)
+	go func() {
+		defer wg.Done()
+		var seen seenRows // another prepared create, whose write loses the transaction
+		_ = g.Group(withPrepared(ctx, &seen), func(Tx) error { return fmt.Errorf("%w: lost", errTxLost) })
+	}()
+	waitPending(g, 2)
+	close(release)
+	wg.Wait()
+	// It ran in the group whose transaction the other write lost, then again alone.
+	if !slices.Equal(runs, []int{0, 0}) {
+		t.Fatalf("the prepared create was given %v rows in its runs, want none in either", runs)
+	}
+}
+
+// waitPending waits until n writes wait in g.
+func waitPending(g *Group, n int) {
+	for {
+		g.mu.Lock()
+		l := len(g.pending)
+		g.mu.Unlock()
+		if l == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
