@@ -23,6 +23,8 @@ type Entities struct {
 	secrets map[string]*secretRules
 	cache   readCache   // encoded GET answers (cache.go)
 	recent  *recentRows // rows prepared creates found lately (recentrows.go)
+	// tagNodes are the tag rules' facts of the tags found lately (tagnodes.go).
+	tagNodes tagNodes
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows

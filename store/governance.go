@@ -214,12 +214,6 @@ func checkReviewers(v any) error {
 	return nil
 }
 
-// tagNode is what the tag rules need of a classification, tag, glossary or glossary
-// term.
-type tagNode struct {
-	found, disabled, mutuallyExclusive bool
-}
-
 // checkTagRules checks the tag labels of next (its own and each column's) against the
 // tags' settings: a label new in its list (absent from the same list in old) may not
 // name a disabled tag, or a tag below a disabled parent or classification; and two
@@ -239,14 +233,9 @@ func (s *Entities) checkTagRules(ctx context.Context, tx Tx, old, next meridian.
 		case err != nil:
 			return n, err
 		default:
-			var doc struct {
-				Disabled          bool `json:"disabled"`
-				MutuallyExclusive bool `json:"mutuallyExclusive"`
-			}
-			if err := json.Unmarshal(r.Doc, &doc); err != nil {
+			if n, err = s.tagNodes.of(RowKey{Kind: kind, FQN: fqn}, r.Doc); err != nil {
 				return n, err
 			}
-			n = tagNode{found: true, disabled: doc.Disabled, mutuallyExclusive: doc.MutuallyExclusive}
 		}
 		nodes[key] = n
 		return n, nil
