@@ -21,18 +21,30 @@ func TestHardDeleteRacingTheIndexerNeverDeadlocks(t *testing.T) {
 		db := open(t, Module())
 		ix := NewIndex(db)
 		r := rand.New(rand.NewPCG(3, 4))
-		const rounds = 40
+		// At most inFlight rounds race at once: enough for every order of the two, and
+		// few enough connections that the test packages running beside this one keep
+		// theirs (PostgreSQL's max_connections is shared).
+		const rounds, inFlight = 40, 8
 		var wg sync.WaitGroup
 		errs := make(chan error, 2*rounds)
+		slots := make(chan struct{}, inFlight)
 		for i := 0; i < rounds; i++ {
 			e := entry("x", "table", "svc", nil, "m1", unit(r, 16), unit(r, 16), unit(r, 16))
-			wg.Add(2)
+			slots <- struct{}{}
+			var round sync.WaitGroup
+			round.Add(2)
+			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				round.Wait()
+				<-slots
+			}()
+			go func() {
+				defer round.Done()
 				errs <- ix.Upsert(ctx, e)
 			}()
 			go func() {
-				defer wg.Done()
+				defer round.Done()
 				errs <- hardDelete(ctx, db, "x")
 			}()
 		}
