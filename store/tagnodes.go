@@ -25,7 +25,7 @@ type tagNodes struct {
 }
 
 type decodedTagNode struct {
-	doc  []byte // a copy of the document n was decoded from
+	doc  []byte // a copy of the document node was decoded from
 	node tagNode
 }
 

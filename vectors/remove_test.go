@@ -3,8 +3,9 @@ package vectors
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -21,39 +22,19 @@ func TestHardDeleteRacingTheIndexerNeverDeadlocks(t *testing.T) {
 		db := open(t, Module())
 		ix := NewIndex(db)
 		r := rand.New(rand.NewPCG(3, 4))
-		// At most inFlight rounds race at once: enough for every order of the two, and
-		// few enough connections that the test packages running beside this one keep
-		// theirs (PostgreSQL's max_connections is shared).
+		// At most inFlight rounds race at once (an upsert and a delete each): enough for
+		// every order of the two, and few enough connections that the test packages
+		// running beside this one keep theirs (PostgreSQL's max_connections is shared).
 		const rounds, inFlight = 40, 8
-		var wg sync.WaitGroup
-		errs := make(chan error, 2*rounds)
-		slots := make(chan struct{}, inFlight)
+		var g errgroup.Group
+		g.SetLimit(2 * inFlight)
 		for i := 0; i < rounds; i++ {
 			e := entry("x", "table", "svc", nil, "m1", unit(r, 16), unit(r, 16), unit(r, 16))
-			slots <- struct{}{}
-			var round sync.WaitGroup
-			round.Add(2)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				round.Wait()
-				<-slots
-			}()
-			go func() {
-				defer round.Done()
-				errs <- ix.Upsert(ctx, e)
-			}()
-			go func() {
-				defer round.Done()
-				errs <- hardDelete(ctx, db, "x")
-			}()
+			g.Go(func() error { return ix.Upsert(ctx, e) })
+			g.Go(func() error { return hardDelete(ctx, db, "x") })
 		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
