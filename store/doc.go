@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/meridian-catalog/meridian"
+	"github.com/meridian-catalog/meridian/search"
 )
 
 // relationTypeContains links a parent to each child.
@@ -201,10 +202,18 @@ func (s *Entities) masked(k *meridian.Kind, e meridian.Entity) meridian.Entity {
 // the encoded entity row (without relationship fields, which live in the relationship
 // store) and snapshot, with their secrets sealed. When the document holds no
 // relationship fields, row and version are the same bytes; when its kind declares no
-// secrets, version and eventDoc are.
+// secrets, version and eventDoc are, and snapshotEvent says so.
 type written struct {
 	event                  meridian.Entity
 	row, version, eventDoc []byte
+	snapshotEvent          bool
+}
+
+// indexed is the write's search document, from its change event's document: a driver
+// may keep a reference to the stored snapshot instead of its Source when snapshotEvent
+// says they are the same bytes (search.Doc.Snapshot).
+func (w written) indexed(k *meridian.Kind) search.Doc {
+	return searchDoc(k, w.event, w.eventDoc, w.snapshotEvent)
 }
 
 // write prepares a full document for storage, sealing its secrets once.
@@ -230,7 +239,7 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 	// Without secret rules, sealing and masking both copy the document as it is (the
 	// seal drops a stray sealedKey, which then makes the two differ).
 	if _, stray := e[sealedKey]; rules == nil && !stray {
-		w.eventDoc = w.version
+		w.eventDoc, w.snapshotEvent = w.version, true
 	} else {
 		w.eventDoc = encode(w.event)
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"maps"
 	"strings"
 	"unicode/utf8"
@@ -32,18 +31,19 @@ func words(text string) string {
 // secrets masked (the engine passes the form its change events hold), so that secrets
 // never reach the index.
 func SearchDocOf(k *meridian.Kind, e meridian.Entity) search.Doc {
-	return searchDoc(k, e, encode(e))
+	return searchDoc(k, e, encode(e), false)
 }
 
 // SearchFieldsOf is SearchDocOf without the document's Source, for a caller that
 // needs only its fields (the semantic index), so the entity is not encoded.
 func SearchFieldsOf(k *meridian.Kind, e meridian.Entity) search.Doc {
-	return searchDoc(k, e, nil)
+	return searchDoc(k, e, nil, false)
 }
 
 // searchDoc is SearchDocOf of e, whose encoding is enc; with enc nil the document has
-// no Source.
-func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte) search.Doc {
+// no Source. snapshot says enc is the snapshot of the version the write stores, so the
+// document can say its Source is that snapshot's (search.Doc.Snapshot).
+func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte, snapshot bool) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(k.SearchText(e)),
 		Deleted: e.Deleted()}
@@ -95,27 +95,24 @@ func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte) search.Doc {
 		}
 	}
 	if enc != nil {
-		d.Source = withEntityType(k.Name, e, enc)
+		var spliced bool
+		d.Source, spliced = withEntityType(k.Name, e, enc)
+		d.Snapshot = snapshot && spliced
 	}
 	return d
 }
 
 // withEntityType returns enc, the encoding of e, with the entityType field set to
-// kind: spliced in at the front, or, when e has a field of that name, e encoded again
-// with it replaced.
-func withEntityType(kind string, e meridian.Entity, enc []byte) []byte {
-	if _, ok := e["entityType"]; ok || len(enc) < 2 || enc[0] != '{' {
+// kind, and whether it is search.SourceOf(kind, enc): the field spliced in at the front.
+// When e has a field of that name, or enc is not an object with members, e is encoded
+// again with the field set.
+func withEntityType(kind string, e meridian.Entity, enc []byte) ([]byte, bool) {
+	if _, ok := e["entityType"]; ok || len(enc) <= 2 || enc[0] != '{' {
 		src := maps.Clone(e) // shallow: only a key is replaced
 		src["entityType"] = kind
-		return encode(src)
+		return encode(src), false
 	}
-	name, _ := json.Marshal(kind)
-	out := make([]byte, 0, len(enc)+len(name)+16)
-	out = append(append(out, `{"entityType":`...), name...)
-	if len(enc) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, enc[1:]...)
+	return search.SourceOf(kind, enc), true
 }
 
 func unique(l []string) []string {

@@ -82,21 +82,26 @@ func TestSearchDocOfReadsTheKindsTextFields(t *testing.T) {
 
 func TestSearchSourceIsTheDocumentWithItsKind(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		e    meridian.Entity
+		name    string
+		e       meridian.Entity
+		spliced bool // the source is search.SourceOf the document's encoding
 	}{
-		{"a document", meridian.Entity{"name": "orders", "columns": []any{map[string]any{"name": "id"}}}},
-		{"a document naming another kind", meridian.Entity{"name": "orders", "entityType": "view"}},
-		{"an empty document", meridian.Entity{}},
+		{"a document", meridian.Entity{"name": "orders", "columns": []any{map[string]any{"name": "id"}}}, true},
+		{"a document naming another kind", meridian.Entity{"name": "orders", "entityType": "view"}, false},
+		{"an empty document", meridian.Entity{}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			enc, err := json.Marshal(c.e)
 			if err != nil {
 				t.Fatal(err)
 			}
+			src, spliced := withEntityType("table", c.e, enc)
+			if spliced != c.spliced {
+				t.Errorf("spliced = %v, want %v", spliced, c.spliced)
+			}
 			var got map[string]any
-			if err := json.Unmarshal(withEntityType("table", c.e, enc), &got); err != nil {
-				t.Fatalf("source %s: %v", withEntityType("table", c.e, enc), err)
+			if err := json.Unmarshal(src, &got); err != nil {
+				t.Fatalf("source %s: %v", src, err)
 			}
 			want := map[string]any{"entityType": "table"}
 			for k, v := range c.e {

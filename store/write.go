@@ -37,7 +37,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
 		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
-	doc := searchDoc(k, w.event, w.eventDoc)
+	doc := w.indexed(k)
 	doc.Created = true // its id is new (draft)
 	return staged{row: row, w: w, search: doc.WithTerms(),
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
@@ -148,7 +148,7 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
 		return nil, "", err
 	}
-	if err := tx.Index(ctx, searchDoc(k, w.event, w.eventDoc)); err != nil {
+	if err := tx.Index(ctx, w.indexed(k)); err != nil {
 		return nil, "", err
 	}
 	if o.emit {

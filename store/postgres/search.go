@@ -66,9 +66,13 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	t.indexed++
 	terms := d.Terms()
+	var source any = string(d.Source)
+	if d.Snapshot {
+		source = nil // read from the snapshot this write stores (hitSource)
+	}
 	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.DisplayName, terms.Description, terms.Columns, terms.Service,
-		terms.Tags, terms.Owners, terms.Domains, d.Deleted, string(d.Source), terms.Vocabulary)
+		terms.Tags, terms.Owners, terms.Domains, d.Deleted, source, terms.Vocabulary)
 }
 
 // indexDoc is Index's statement. The terms a document gains and loses are read from
@@ -408,7 +412,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, stems [][]stri
 // or tsvector (OFFSET 0 keeps the planner from merging the inner query into the outer):
 // counting through a window over whole rows wrote every ranked row to a temporary file
 // (17 MB for 25,000 documents). The page's sources are read by id afterwards.
-const pageQuery = `SELECT r.id, d.kind, r.fqn, d.source, r.score, r.ranked FROM (
+const pageQuery = `SELECT r.id, d.kind, r.fqn, ` + hitSource + `, r.score, r.ranked FROM (
     SELECT id, fqn, score, count(*) OVER () AS ranked FROM (
         SELECT id, fqn, %[1]s AS score FROM search_docs%[2]s OFFSET 0
     ) AS m ORDER BY score DESC, fqn, id LIMIT %[3]s OFFSET %[4]s
@@ -417,7 +421,14 @@ const pageQuery = `SELECT r.id, d.kind, r.fqn, d.source, r.score, r.ranked FROM 
 // matchAllPage answers a page of a search without words (%[1]s the filter, then LIMIT
 // and OFFSET): every document scores 1, in FQN order, which the search_docs_fqn index
 // (migrations/0008) gives without ranking every document, as pageQuery would.
-const matchAllPage = `SELECT id, kind, fqn, source, 1.0::float8 FROM search_docs%[1]s ORDER BY fqn, id LIMIT %[2]s OFFSET %[3]s`
+const matchAllPage = `SELECT d.id, d.kind, d.fqn, ` + hitSource + `, 1.0::float8 FROM search_docs d%[1]s
+ORDER BY d.fqn, d.id LIMIT %[2]s OFFSET %[3]s`
+
+// hitSource is the source of a hit of search_docs d: the one stored with it or, when
+// none is (the document of a snapshot, migrations/0009), the snapshot of the entity's
+// current version, which the write that indexed it stored, with its entityType added.
+const hitSource = `COALESCE(d.source, (SELECT jsonb_build_object('entityType', d.kind) || v.doc
+    FROM entities e JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id))`
 
 // matchAll answers a search without words: the page q asks for, in FQN order, the
 // count of the documents matching where (whose parameters are args) and the

@@ -74,10 +74,16 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	terms := d.Terms()
 	added, removed := store.VocabularyChange(old, terms.Vocabulary)
+	// A source that is the snapshot the same write stores is read from it (hitSource):
+	// it is not stored twice.
+	source := string(d.Source)
+	if d.Snapshot {
+		source = ""
+	}
 	var seq int64
 	err := t.queryRow(ctx, insert,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.Service, boolInt(d.Deleted), jsonList(terms.Tags), jsonList(terms.Owners),
-		jsonList(terms.Domains), string(d.Source), jsonList(terms.Vocabulary)).Scan(&seq)
+		jsonList(terms.Domains), source, boolInt(d.Snapshot), jsonList(terms.Vocabulary)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
@@ -478,7 +484,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
 		}
-		res.Hits, err = rowscan.All(rows, rowscan.SearchHit)
+		res.Hits, err = rowscan.All(rows, searchHit)
 		rows.Close()
 		if err != nil {
 			return search.Result{}, fmt.Errorf("sqlite: search: %w", err)
@@ -493,6 +499,26 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 	return res, nil
 }
 
+// hitColumns are the columns of a hit of search_docs d that searchHit reads before its
+// score: its id, kind and FQN, its source, and whether that is a snapshot's
+// (migrations/0009): a document of a snapshot reads the snapshot of the entity's
+// current version, which the write that indexed it stored.
+const hitColumns = `d.id, d.kind, d.fqn, CASE WHEN d.snapshot THEN (SELECT v.doc FROM entities e
+JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id) ELSE d.source END, d.snapshot`
+
+// searchHit reads a hit: hitColumns and the score.
+func searchHit(s rowscan.Scanner) (search.Hit, error) {
+	var h search.Hit
+	var snapshot bool
+	if err := s.Scan(&h.ID, &h.Kind, &h.FQN, &h.Source, &snapshot, &h.Score); err != nil {
+		return h, err
+	}
+	if snapshot && len(h.Source) > 2 { // an object with members, as the write saw it
+		h.Source = search.SourceOf(h.Kind, h.Source)
+	}
+	return h, nil
+}
+
 // page reads one page of hits of a search with words: the ids and scores of the page's
 // documents are chosen first, and only their sources are read, as SQLite's sorter
 // would otherwise carry every matching document's source (several KB each, on overflow
@@ -503,7 +529,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 // another call.
 func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string, all bool, levels []string, empty map[string]bool, from string, args []any) (*sql.Rows, error) {
 	sc := scoring(groups, terms, all, levels, empty)
-	return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, p.score FROM (SELECT seq, fqn, id, "+sc.score+
+	return t.tx.QueryContext(ctx, "SELECT "+hitColumns+", p.score FROM (SELECT seq, fqn, id, "+sc.score+
 		" AS score FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id, "+sc.parts+from+" LIMIT -1 OFFSET 0)"+
 		" ORDER BY score DESC, fqn, id LIMIT ? OFFSET ?) p JOIN search_docs d ON d.seq = p.seq ORDER BY p.score DESC, p.fqn, p.id",
 		slices.Concat(sc.scoreArgs, sc.partArgs, args, []any{q.Size, q.From})...)
@@ -535,7 +561,7 @@ func (t *tx) matchAll(ctx context.Context, q search.Query, from string, args []a
 		ranked = strings.Join(arms, " UNION ALL ") + " ORDER BY fqn, id LIMIT ? OFFSET ?"
 		rankedArgs = append(rankedArgs, q.Size, q.From)
 	}
-	return t.tx.QueryContext(ctx, "SELECT d.id, d.kind, d.fqn, d.source, 1.0 FROM ("+ranked+
+	return t.tx.QueryContext(ctx, "SELECT "+hitColumns+", 1.0 FROM ("+ranked+
 		") p JOIN search_docs d ON d.seq = p.seq ORDER BY p.fqn, p.id", rankedArgs...)
 }
 

@@ -155,17 +155,17 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	s[stmtPutSetting] = `INSERT INTO settings (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	s[stmtIndexDoc] = `INSERT INTO search_docs
-(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, vocab)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, snapshot, vocab)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, fqn = excluded.fqn, name_words = excluded.name_words,
     service = excluded.service, deleted = excluded.deleted, tags = excluded.tags, owners = excluded.owners,
-    domains = excluded.domains, source = excluded.source, vocab = excluded.vocab
+    domains = excluded.domains, source = excluded.source, snapshot = excluded.snapshot, vocab = excluded.vocab
 RETURNING seq`
 	// A created entity's document is new: a plain insert, which fails, rather than
 	// replaces, if the document were there after all.
 	s[stmtIndexNewDoc] = `INSERT INTO search_docs
-(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, vocab)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+(id, kind, fqn, name_words, service, deleted, tags, owners, domains, source, snapshot, vocab)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING seq`
 	s[stmtIndexDeleteFTS] = "DELETE FROM search_fts WHERE rowid = ?"
 	s[stmtIndexInsertFTS] = "INSERT INTO search_fts (rowid, name, display, description, columns) VALUES (?, ?, ?, ?, ?)"

@@ -405,6 +405,69 @@ func testSearchDeleted(t *testing.T, f *Fixture) {
 	wantNames(t, "restored", f.Search(deleted(nil)), "orders", "orders_old")
 }
 
+// testAHitsSourceIsTheEntityAsWritten: after a create, a PATCH, an owner added and a
+// soft delete, a hit's source, on a page of words and on a page without words, is the
+// entity as the write's change event holds it, with its entityType; a kind with secrets
+// answers them masked. A driver may read the source from the version snapshot the
+// write stored rather than keep a copy (search.Doc.Snapshot).
+func testAHitsSourceIsTheEntityAsWritten(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	ann := f.createUsers("ann")["ann"]
+	tbl := f.Table("ledger", `[{"name":"id","dataType":"BIGINT","description":"Surrogate key"}]`)
+	svc := f.Create("databaseService", `{"name":"vault","serviceType":"Mysql",
+		"connection":{"config":{"type":"Mysql","username":"u","authType":{"password":"hunter2"}}}}`)
+	want := func(step string, e meridian.Entity, kind string, deleted bool) {
+		t.Helper()
+		var last meridian.ChangeEvent
+		for _, ev := range f.events(meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted,
+			meridian.EventEntityRestored) {
+			if ev.EntityID == e.ID() {
+				last = ev
+			}
+		}
+		wantSrc, err := json.Marshal(last.Entity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect map[string]any
+		if err := json.Unmarshal(wantSrc, &expect); err != nil {
+			t.Fatal(err)
+		}
+		expect["entityType"] = kind
+		for name, q := range map[string]search.Query{
+			"words":     words(e.Name(), kind),
+			"match all": {Kinds: []string{kind}, Size: 100},
+		} {
+			q.Deleted = boolp(deleted)
+			var got map[string]any
+			for _, h := range f.Search(q).Hits {
+				if h.ID == e.ID() {
+					if err := json.Unmarshal(h.Source, &got); err != nil {
+						t.Fatalf("%s, %s: source %s: %v", step, name, h.Source, err)
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, expect) {
+				t.Errorf("%s, %s: source = %v\nwant the change event's entity %v", step, name, got, expect)
+			}
+		}
+	}
+	want("created", tbl, "table", false)
+	want("a service with a secret", svc, "databaseService", false)
+	f.Patch("table", tbl.ID(), `[{"op":"add","path":"/description","value":"General ledger"}]`)
+	want("patched", tbl, "table", false)
+	f.Patch("table", tbl.ID(), `[{"op":"add","path":"/owners","value":[{"id":"`+ann.ID()+`","type":"user"}]}]`)
+	want("owned", tbl, "table", false)
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "table", store.ByID(tbl.ID()), store.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want("soft-deleted", tbl, "table", true)
+	if _, err := f.E.Restore(f.Ctx, f.Admin, "table", tbl.ID()); err != nil {
+		t.Fatal(err)
+	}
+	want("restored", tbl, "table", false)
+}
+
 // testSearchAfterWrite: a PATCH is searchable as soon as it returns; the old text is
 // not.
 func testSearchAfterWrite(t *testing.T, f *Fixture) {

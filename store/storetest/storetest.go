@@ -61,6 +61,7 @@ func Run(t *testing.T, open Open) {
 		{"SearchAggregatesEveryMatchInTheStore", testSearchAggregations},
 		{"SearchExcludesDeletedUnlessAsked", testSearchDeleted},
 		{"SearchSeesAWriteAsSoonAsItReturns", testSearchAfterWrite},
+		{"AHitsSourceIsTheEntityAsWritten", testAHitsSourceIsTheEntityAsWritten},
 		{"SearchPagesWithFromAndSize", testSearchPaging},
 		{"OnlyPrivilegedCallersChangePrivilegedFields", testPrivilegedFields},
 		{"LineageEdgesAddUpdateWalkAndDelete", testLineage},
