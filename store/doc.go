@@ -202,7 +202,8 @@ func (s *Entities) masked(k *meridian.Kind, e meridian.Entity) meridian.Entity {
 // the encoded entity row (without relationship fields, which live in the relationship
 // store) and snapshot, with their secrets sealed. When the document holds no
 // relationship fields, row and version are the same bytes; when its kind declares no
-// secrets, version and eventDoc are, and snapshotEvent says so.
+// secrets, version and eventDoc are, and snapshotEvent says so: the search document and
+// the change event may then refer to the stored snapshot instead of copying it.
 type written struct {
 	event                  meridian.Entity
 	row, version, eventDoc []byte

@@ -247,8 +247,12 @@ type RowBatcher interface {
 
 // EncodedEventAppender is a Tx capability: AppendEvent of an event whose entity is
 // already encoded (entity is e.Entity as JSON), so that a create encodes it once, before
-// it takes the writer, for its search document and its event alike. Both drivers have
-// it.
+// it takes the writer, for its search document and its event alike. snapshot says
+// entity is also the snapshot of the entity at e.CurrentVersion that the same
+// transaction stores (PutVersion): the driver may then keep a reference to that
+// snapshot instead of a second copy. It reads the event back with the snapshot's
+// document (rowscan.EventColumns), and Remove copies the document into the events of an
+// entity before it removes the snapshots. Both drivers have it.
 type EncodedEventAppender interface {
-	AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error
+	AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte, snapshot bool) error
 }

@@ -63,14 +63,15 @@ func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st
 	if err := tx.Index(ctx, st.search); err != nil {
 		return err
 	}
-	return appendEncodedEvent(ctx, tx, st.event, st.w.eventDoc)
+	return appendEncodedEvent(ctx, tx, st.event, st.w)
 }
 
-// appendEncodedEvent appends e, whose entity is encoded as entity, through the
-// driver's EncodedEventAppender when it has one, so the entity is not encoded again.
-func appendEncodedEvent(ctx context.Context, tx Tx, e meridian.ChangeEvent, entity []byte) error {
+// appendEncodedEvent appends e, whose entity is w's, through the driver's
+// EncodedEventAppender when it has one, so the entity is not encoded again, nor stored
+// again when it is the snapshot w stores.
+func appendEncodedEvent(ctx context.Context, tx Tx, e meridian.ChangeEvent, w written) error {
 	if a, ok := tx.(EncodedEventAppender); ok {
-		return a.AppendEncodedEvent(ctx, e, entity)
+		return a.AppendEncodedEvent(ctx, e, w.eventDoc, w.snapshotEvent)
 	}
 	return tx.AppendEvent(ctx, e)
 }
@@ -154,7 +155,7 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if o.emit {
 		ev := s.event(p, o.change, k, w.event, &cd)
 		ev.Recursive = o.recursive
-		if err := appendEncodedEvent(ctx, tx, ev, w.eventDoc); err != nil {
+		if err := appendEncodedEvent(ctx, tx, ev, w); err != nil {
 			return nil, "", err
 		}
 	}

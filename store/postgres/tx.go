@@ -203,6 +203,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	if _, err := t.tx.Exec(ctx, rowscan.InlineEventSnapshots, id); err != nil {
+		return fmt.Errorf("postgres: remove versions: %w", err)
+	}
 	if _, err := t.tx.Exec(ctx, "DELETE FROM entity_versions WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: remove versions: %w", err)
 	}
@@ -471,19 +474,21 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
-	return t.AppendEncodedEvent(ctx, e, nil)
+	return t.AppendEncodedEvent(ctx, e, nil, false)
 }
 
 // AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
-// entity (nil: encoded here). Implements store.EncodedEventAppender.
-func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
+// entity (nil: encoded here); with snapshot, the event refers to the entity's snapshot
+// at its current version rather than store entity again. Implements
+// store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte, snapshot bool) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
+	change, entityDoc, version, err := rowscan.EncodedEventDocs(e, entity, snapshot)
 	if err != nil {
 		return fmt.Errorf("postgres: append event: %w", err)
 	}
@@ -497,11 +502,11 @@ func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, ent
 		return nil
 	}, `INSERT INTO change_events
 (id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
- change_description, entity, recursive)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ change_description, entity, snapshot_version, recursive)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (id) DO NOTHING`,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entityDoc, e.Recursive)
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, version, e.Recursive)
 }
 
 // Events lists outbox events matching q, oldest first. A limit of 0 or less means no

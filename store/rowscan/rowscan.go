@@ -142,8 +142,18 @@ func Bucket(s Scanner) (search.Bucket, error) {
 const eventColumnsHead = `seq, id, event_type, entity_type, entity_id, entity_fqn, user_name, ts,
 previous_version, current_version, change_description, `
 
-// EventColumns are the change_events columns Event reads.
-const EventColumns = eventColumnsHead + `entity, recursive`
+// EventColumns are the change_events columns Event reads. An event whose entity is the
+// snapshot its write stored (store.EncodedEventAppender) keeps the snapshot's version in
+// snapshot_version instead of a copy in entity, and is read with the snapshot's document.
+const EventColumns = eventColumnsHead + `COALESCE(entity, (SELECT v.doc FROM entity_versions v
+WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version)) AS entity, recursive`
+
+// InlineEventSnapshots is the statement, with the entity's id as its one parameter
+// ($1), that copies the snapshots the events of an entity refer to into the events, so
+// that the snapshots can be removed (a hard delete).
+const InlineEventSnapshots = `UPDATE change_events SET entity = (SELECT v.doc FROM entity_versions v
+WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version), snapshot_version = NULL
+WHERE entity_id = $1 AND snapshot_version IS NOT NULL`
 
 // EventColumnsWithoutEntity are EventColumns with NULL in place of the entity document,
 // for a reader that does not use it: Event then neither reads nor decodes it.
@@ -206,30 +216,36 @@ func EntityNotFound(kind, key string) error {
 // written with: JSON text, or nil (SQL NULL) when the event has none. Event reads them
 // back.
 func EventDocs(e meridian.ChangeEvent) (change, entity any, err error) {
-	return EncodedEventDocs(e, nil)
+	change, entity, _, err = EncodedEventDocs(e, nil, false)
+	return change, entity, err
 }
 
 // EncodedEventDocs is EventDocs of an event whose entity is already encoded as enc
-// (the JSON of e.Entity); with enc nil it is EventDocs.
-func EncodedEventDocs(e meridian.ChangeEvent, enc []byte) (change, entity any, err error) {
+// (the JSON of e.Entity); with enc nil it is EventDocs. With snapshot, enc is also the
+// snapshot of the entity at e.CurrentVersion that the write stores: the entity column
+// is then NULL and version, the snapshot_version column's value, names that snapshot
+// (EventColumns reads it); otherwise version is nil.
+func EncodedEventDocs(e meridian.ChangeEvent, enc []byte, snapshot bool) (change, entity, version any, err error) {
 	if e.ChangeDescription != nil {
 		b, err := json.Marshal(e.ChangeDescription)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		change = string(b)
 	}
 	switch {
+	case enc != nil && snapshot:
+		version = int64(meridian.VersionOf(e.CurrentVersion))
 	case enc != nil:
 		entity = string(enc)
 	case e.Entity != nil:
 		b, err := json.Marshal(e.Entity)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		entity = string(b)
 	}
-	return change, entity, nil
+	return change, entity, version, nil
 }
 
 // Wrap words an error of a driver's operation as the drivers do:

@@ -60,6 +60,7 @@ const (
 	stmtInsert = stmtRelated + 2*relatedPrepared + iota
 	stmtUpdate
 	stmtRemoveVersions
+	stmtInlineEventSnapshots
 	stmtRemoveRelations
 	stmtRemoveSearch
 	stmtRemoveEntity
@@ -138,6 +139,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?
 WHERE id = ? AND version = ?`
 	s[stmtRemoveVersions] = "DELETE FROM entity_versions WHERE id = ?"
+	s[stmtInlineEventSnapshots] = rowscan.InlineEventSnapshots
 	s[stmtRemoveRelations] = "DELETE FROM relations WHERE from_id = ? OR to_id = ?"
 	s[stmtRemoveSearch] = "DELETE FROM search_docs WHERE id = ?"
 	s[stmtRemoveEntity] = "DELETE FROM entities WHERE id = ?"
@@ -150,8 +152,8 @@ SET from_kind = excluded.from_kind, to_kind = excluded.to_kind, doc = excluded.d
 	s[stmtUnrelate] = "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND type = ?"
 	s[stmtAppendEvent] = `INSERT INTO change_events
 (id, event_type, entity_type, entity_id, entity_fqn, user_name, ts, previous_version, current_version,
- change_description, entity, recursive)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+ change_description, entity, snapshot_version, recursive)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	s[stmtPutSetting] = `INSERT INTO settings (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	s[stmtIndexDoc] = `INSERT INTO search_docs

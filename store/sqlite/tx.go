@@ -174,6 +174,9 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 	if err := t.write(); err != nil {
 		return err
 	}
+	if _, err := t.exec(ctx, stmtInlineEventSnapshots, id); err != nil {
+		return fmt.Errorf("sqlite: remove versions: %w", err)
+	}
 	if _, err := t.exec(ctx, stmtRemoveVersions, id); err != nil {
 		return fmt.Errorf("sqlite: remove versions: %w", err)
 	}
@@ -443,25 +446,27 @@ func (t *tx) Related(ctx context.Context, id string, types []string, inverse boo
 // AppendEvent adds an event to the outbox. The database assigns its sequence number;
 // an event without an id gets a new UUID.
 func (t *tx) AppendEvent(ctx context.Context, e meridian.ChangeEvent) error {
-	return t.AppendEncodedEvent(ctx, e, nil)
+	return t.AppendEncodedEvent(ctx, e, nil, false)
 }
 
 // AppendEncodedEvent is AppendEvent of an event whose entity is already encoded as
-// entity (nil: encoded here). Implements store.EncodedEventAppender.
-func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte) error {
+// entity (nil: encoded here); with snapshot, the event refers to the entity's snapshot
+// at its current version rather than store entity again. Implements
+// store.EncodedEventAppender.
+func (t *tx) AppendEncodedEvent(ctx context.Context, e meridian.ChangeEvent, entity []byte, snapshot bool) error {
 	if err := t.write(); err != nil {
 		return err
 	}
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	change, entityDoc, err := rowscan.EncodedEventDocs(e, entity)
+	change, entityDoc, version, err := rowscan.EncodedEventDocs(e, entity, snapshot)
 	if err != nil {
 		return fmt.Errorf("sqlite: append event: %w", err)
 	}
 	_, err = t.exec(ctx, stmtAppendEvent,
 		e.ID, e.EventType, e.EntityType, e.EntityID, e.EntityFQN, e.UserName, e.Timestamp,
-		e.PreviousVersion, e.CurrentVersion, change, entityDoc, boolInt(e.Recursive))
+		e.PreviousVersion, e.CurrentVersion, change, entityDoc, version, boolInt(e.Recursive))
 	if isUnique(err) {
 		return meridian.Errorf(meridian.EConflict, "Change event %s already exists", e.ID)
 	}

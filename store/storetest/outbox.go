@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -359,4 +360,50 @@ func testEventsWithoutEntity(t *testing.T, f *Fixture) {
 	if fmt.Sprint(seeing.got) != "[true true true]" || fmt.Sprint(blind.got) != "[false false false]" {
 		t.Fatalf("entities handed: %v to the consumer that reads them, %v to the blind one", seeing.got, blind.got)
 	}
+}
+
+// testAnEventKeepsItsEntityAsWritten: each event of an entity's writes holds the entity
+// as that write left it, not as it is now, and keeps it after the entity is hard
+// deleted; a kind with secrets holds them masked. A driver may keep a reference to the
+// version snapshot the write stored rather than a copy (store.EncodedEventAppender).
+func testAnEventKeepsItsEntityAsWritten(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	tbl := f.Table("ledger", `[{"name":"id","dataType":"BIGINT"}]`)
+	f.Patch("table", tbl.ID(), `[{"op":"add","path":"/description","value":"second"}]`)
+	f.Patch("table", tbl.ID(), `[{"op":"replace","path":"/description","value":"third"}]`)
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "table", store.ByID(tbl.ID()), store.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := f.Create("databaseService", `{"name":"vault","serviceType":"Mysql",
+		"connection":{"config":{"type":"Mysql","username":"u","authType":{"password":"hunter2"}}}}`)
+	want := []string{"<nil> 0.1 false", "second 0.2 false", "third 0.3 false", "third 0.4 true"}
+	check := func(when string) {
+		t.Helper()
+		var got []string
+		for _, ev := range f.events(meridian.EventEntityCreated, meridian.EventEntityUpdated, meridian.EventEntitySoftDeleted) {
+			switch ev.EntityID {
+			case tbl.ID():
+				got = append(got, fmt.Sprint(ev.Entity["description"], " ", ev.Entity["version"], " ", ev.Entity["deleted"]))
+				if ev.Entity.Version().Float() != ev.CurrentVersion {
+					t.Errorf("%s: the %s event of version %v holds version %v", when, ev.EventType, ev.CurrentVersion, ev.Entity["version"])
+				}
+			case svc.ID():
+				b, _ := json.Marshal(ev.Entity)
+				if strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), `"username":"u"`) {
+					t.Errorf("%s: the service's event holds %s", when, b)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: the table's events hold %q, want %q", when, got, want)
+		}
+	}
+	check("after the writes")
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "table", store.ByID(tbl.ID()), store.DeleteOptions{Hard: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "databaseService", store.ByID(svc.ID()), store.DeleteOptions{Hard: true}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a hard delete")
 }
