@@ -74,7 +74,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	terms := d.Terms()
 	added, removed := store.VocabularyChange(old, terms.Vocabulary)
-	// A source that is the snapshot the same write stores is read from it (hitSource):
+	// A source that is the snapshot the same write stores is read from it (hitColumns):
 	// it is not stored twice.
 	source := string(d.Source)
 	if d.Snapshot {
