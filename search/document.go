@@ -20,9 +20,9 @@ type Doc struct {
 	Domains     []string // domain FQNs
 	Deleted     bool
 	Source      []byte
-	// Snapshot says Source is SourceOf(Kind, the snapshot of the entity's version that
-	// the same transaction stores): a driver may keep a reference to that snapshot rather
-	// than a second copy of it, and answer SourceOf of the entity's current snapshot.
+	// Snapshot says the document's source is SourceOf(Kind, the snapshot of the entity's
+	// version that the same transaction stores), and Source is nil: a driver keeps a
+	// reference to that snapshot, and answers SourceOf of the entity's current snapshot.
 	Snapshot bool
 	// Created says the entity was just created, with an id of its own: no document of
 	// its ID was indexed before, so a driver need not look one up to replace it.

@@ -41,8 +41,9 @@ func SearchFieldsOf(k *meridian.Kind, e meridian.Entity) search.Doc {
 }
 
 // searchDoc is SearchDocOf of e, whose encoding is enc; with enc nil the document has
-// no Source. snapshot says enc is the snapshot of the version the write stores, so the
-// document can say its Source is that snapshot's (search.Doc.Snapshot).
+// no Source. snapshot says enc is the snapshot of the version the write stores: when
+// the source would be that snapshot spliced, the document says so (search.Doc.Snapshot)
+// instead of carrying a copy.
 func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte, snapshot bool) search.Doc {
 	d := search.Doc{ID: e.ID(), Kind: k.Name, FQN: e.FQN(), Name: words(e.Name()),
 		DisplayName: words(e.String("displayName")), Description: words(k.SearchText(e)),
@@ -94,25 +95,32 @@ func searchDoc(k *meridian.Kind, e meridian.Entity, enc []byte, snapshot bool) s
 			}
 		}
 	}
-	if enc != nil {
-		var spliced bool
-		d.Source, spliced = withEntityType(k.Name, e, enc)
-		d.Snapshot = snapshot && spliced
+	switch {
+	case enc == nil:
+	case snapshot && spliced(e, enc):
+		d.Snapshot = true // the source is the snapshot's: it is not copied
+	default:
+		d.Source = withEntityType(k.Name, e, enc)
 	}
 	return d
 }
 
 // withEntityType returns enc, the encoding of e, with the entityType field set to
-// kind, and whether it is search.SourceOf(kind, enc): the field spliced in at the front.
-// When e has a field of that name, or enc is not an object with members, e is encoded
-// again with the field set.
-func withEntityType(kind string, e meridian.Entity, enc []byte) ([]byte, bool) {
-	if _, ok := e["entityType"]; ok || len(enc) <= 2 || enc[0] != '{' {
-		src := maps.Clone(e) // shallow: only a key is replaced
-		src["entityType"] = kind
-		return encode(src), false
+// kind: search.SourceOf(kind, enc) when spliced, or else e encoded again with it set.
+func withEntityType(kind string, e meridian.Entity, enc []byte) []byte {
+	if spliced(e, enc) {
+		return search.SourceOf(kind, enc)
 	}
-	return search.SourceOf(kind, enc), true
+	src := maps.Clone(e) // shallow: only a key is replaced
+	src["entityType"] = kind
+	return encode(src)
+}
+
+// spliced reports whether the source of e, encoded as enc, is search.SourceOf(kind,
+// enc): e has no entityType field of its own and enc is an object with members.
+func spliced(e meridian.Entity, enc []byte) bool {
+	_, own := e["entityType"]
+	return !own && len(enc) > 2 && enc[0] == '{'
 }
 
 func unique(l []string) []string {

@@ -95,10 +95,10 @@ func TestSearchSourceIsTheDocumentWithItsKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src, spliced := withEntityType("table", c.e, enc)
-			if spliced != c.spliced {
-				t.Errorf("spliced = %v, want %v", spliced, c.spliced)
+			if got := spliced(c.e, enc); got != c.spliced {
+				t.Errorf("spliced = %v, want %v", got, c.spliced)
 			}
+			src := withEntityType("table", c.e, enc)
 			var got map[string]any
 			if err := json.Unmarshal(src, &got); err != nil {
 				t.Fatalf("source %s: %v", src, err)
@@ -111,6 +111,31 @@ func TestSearchSourceIsTheDocumentWithItsKind(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("source = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestASnapshotsSearchDocumentRefersToItUnlessItHasAnEntityTypeOfItsOwn(t *testing.T) {
+	k, _ := meridian.DefaultRegistry().Kind("table")
+	for _, c := range []struct {
+		name     string
+		e        meridian.Entity
+		snapshot bool
+		refers   bool
+	}{
+		{"the write's snapshot", meridian.Entity{"id": "t1", "name": "orders"}, true, true},
+		{"a snapshot with a field named entityType", meridian.Entity{"id": "t1", "name": "orders", "entityType": "view"}, true, false},
+		{"a document reindexed, not written", meridian.Entity{"id": "t1", "name": "orders"}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			enc, err := json.Marshal(c.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := searchDoc(k, c.e, enc, c.snapshot)
+			if d.Snapshot != c.refers || (d.Source == nil) != c.refers {
+				t.Errorf("Snapshot = %v with a source of %d bytes, want a reference: %v", d.Snapshot, len(d.Source), c.refers)
 			}
 		})
 	}

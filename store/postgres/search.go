@@ -68,7 +68,7 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	terms := d.Terms()
 	var source any = string(d.Source)
 	if d.Snapshot {
-		source = nil // read from the snapshot this write stores (hitSource)
+		source = nil // the snapshot this write stores is read instead (hitSource)
 	}
 	return t.tx.execOrHold(ctx, wrapErr("index"), indexDoc,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.DisplayName, terms.Description, terms.Columns, terms.Service,

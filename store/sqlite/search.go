@@ -74,16 +74,11 @@ func (t *tx) Index(ctx context.Context, d search.Doc) error {
 	}
 	terms := d.Terms()
 	added, removed := store.VocabularyChange(old, terms.Vocabulary)
-	// A source that is the snapshot the same write stores is read from it (hitColumns):
-	// it is not stored twice.
-	source := string(d.Source)
-	if d.Snapshot {
-		source = ""
-	}
+	// A source that is the snapshot the same write stores is read from it (hitColumns).
 	var seq int64
 	err := t.queryRow(ctx, insert,
 		d.ID, d.Kind, d.FQN, terms.Name, terms.Service, boolInt(d.Deleted), jsonList(terms.Tags), jsonList(terms.Owners),
-		jsonList(terms.Domains), source, boolInt(d.Snapshot), jsonList(terms.Vocabulary)).Scan(&seq)
+		jsonList(terms.Domains), string(d.Source), boolInt(d.Snapshot), jsonList(terms.Vocabulary)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: index: %w", err)
 	}
