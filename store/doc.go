@@ -210,9 +210,9 @@ type written struct {
 	snapshotEvent          bool
 }
 
-// indexed is the write's search document, from its change event's document: a driver
-// may keep a reference to the stored snapshot instead of its Source when snapshotEvent
-// says they are the same bytes (search.Doc.Snapshot).
+// indexed is the write's search document, from its change event's document. When
+// snapshotEvent says that document is the stored snapshot, the search document refers
+// to the snapshot and carries no Source (search.Doc.Snapshot).
 func (w written) indexed(k *meridian.Kind) search.Doc {
 	return searchDoc(k, w.event, w.eventDoc, w.snapshotEvent)
 }

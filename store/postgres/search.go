@@ -427,8 +427,7 @@ ORDER BY d.fqn, d.id LIMIT %[2]s OFFSET %[3]s`
 // hitSource is the source of a hit of search_docs d: the one stored with it or, when
 // none is (the document of a snapshot, migrations/0009), the snapshot of the entity's
 // current version, which the write that indexed it stored, with its entityType added.
-const hitSource = `COALESCE(d.source, (SELECT jsonb_build_object('entityType', d.kind) || v.doc
-    FROM entities e JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id))`
+const hitSource = `COALESCE(d.source, jsonb_build_object('entityType', d.kind) || ` + rowscan.HitSnapshot + `)`
 
 // matchAll answers a search without words: the page q asks for, in FQN order, the
 // count of the documents matching where (whose parameters are args) and the

@@ -204,7 +204,7 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, rowscan.InlineEventSnapshots, id); err != nil {
-		return fmt.Errorf("postgres: remove versions: %w", err)
+		return fmt.Errorf("postgres: keep the events' entities: %w", err)
 	}
 	if _, err := t.tx.Exec(ctx, "DELETE FROM entity_versions WHERE id = $1", id); err != nil {
 		return fmt.Errorf("postgres: remove versions: %w", err)

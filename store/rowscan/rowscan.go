@@ -145,15 +145,22 @@ previous_version, current_version, change_description, `
 // EventColumns are the change_events columns Event reads. An event whose entity is the
 // snapshot its write stored (store.EncodedEventAppender) keeps the snapshot's version in
 // snapshot_version instead of a copy in entity, and is read with the snapshot's document.
-const EventColumns = eventColumnsHead + `COALESCE(entity, (SELECT v.doc FROM entity_versions v
-WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version)) AS entity, recursive`
+const EventColumns = eventColumnsHead + `COALESCE(entity, ` + eventSnapshot + `) AS entity, recursive`
+
+// eventSnapshot is the document of the snapshot a change_events row refers to.
+const eventSnapshot = `(SELECT v.doc FROM entity_versions v
+WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version)`
 
 // InlineEventSnapshots is the statement, with the entity's id as its one parameter
 // ($1), that copies the snapshots the events of an entity refer to into the events, so
 // that the snapshots can be removed (a hard delete).
-const InlineEventSnapshots = `UPDATE change_events SET entity = (SELECT v.doc FROM entity_versions v
-WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version), snapshot_version = NULL
+const InlineEventSnapshots = `UPDATE change_events SET entity = ` + eventSnapshot + `, snapshot_version = NULL
 WHERE entity_id = $1 AND snapshot_version IS NOT NULL`
+
+// HitSnapshot is the document of the snapshot of the entity's current version, for a
+// hit of search_docs d whose source is that snapshot's (search.Doc.Snapshot).
+const HitSnapshot = `(SELECT v.doc FROM entities e
+JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id)`
 
 // EventColumnsWithoutEntity are EventColumns with NULL in place of the entity document,
 // for a reader that does not use it: Event then neither reads nor decodes it.

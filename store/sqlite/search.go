@@ -498,8 +498,7 @@ func (k *keywordIndex) Match(ctx context.Context, q search.Query, groups [][]str
 // score: its id, kind and FQN, its source, and whether that is a snapshot's
 // (migrations/0009): a document of a snapshot reads the snapshot of the entity's
 // current version, which the write that indexed it stored.
-const hitColumns = `d.id, d.kind, d.fqn, CASE WHEN d.snapshot THEN (SELECT v.doc FROM entities e
-JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id) ELSE d.source END, d.snapshot`
+const hitColumns = `d.id, d.kind, d.fqn, CASE WHEN d.snapshot THEN ` + rowscan.HitSnapshot + ` ELSE d.source END, d.snapshot`
 
 // searchHit reads a hit: hitColumns and the score.
 func searchHit(s rowscan.Scanner) (search.Hit, error) {

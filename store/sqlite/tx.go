@@ -175,7 +175,7 @@ func (t *tx) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	if _, err := t.exec(ctx, stmtInlineEventSnapshots, id); err != nil {
-		return fmt.Errorf("sqlite: remove versions: %w", err)
+		return fmt.Errorf("sqlite: keep the events' entities: %w", err)
 	}
 	if _, err := t.exec(ctx, stmtRemoveVersions, id); err != nil {
 		return fmt.Errorf("sqlite: remove versions: %w", err)
