@@ -44,6 +44,19 @@ type EntityBlind interface {
 	IgnoresEventEntities()
 }
 
+// EntityChooser is a Consumer, not a BatchConsumer, that needs the events' entities
+// only at times (event subscriptions: only while one exists). Before each read, and
+// after each event it handled without its entity, the dispatcher asks
+// WantsEventEntities. While it answers false, its events are read as an EntityBlind
+// consumer's are, with a nil Entity. Once it answers true, the events after the one just
+// handled are read again, with their entities. So WantsEventEntities must answer true
+// as soon as Handle has seen the event that makes the consumer need them (a
+// subscription created). An error stops delivery to the consumer as Handle's does.
+type EntityChooser interface {
+	Consumer
+	WantsEventEntities(ctx context.Context) (bool, error)
+}
+
 // positionKey is the settings key of a consumer's position.
 func positionKey(name string) string { return "outbox.position." + name }
 
@@ -91,6 +104,9 @@ type lane struct {
 	// blind is set for an EntityBlind consumer: its reads leave out the entity
 	// document and are not shared.
 	blind bool
+	// chooser is set for an EntityChooser: its reads are blind while it wants no
+	// entities.
+	chooser EntityChooser
 	// yielding is set while the lane waits for a saturated writer (Status).
 	yielding atomic.Bool
 	// caughtUp is when the lane last found no event after its position; it yields no
@@ -110,7 +126,11 @@ func NewDispatcher(db Driver, log *slog.Logger, consumers ...Consumer) *Dispatch
 		maxBackoff: time.Minute, pruneEvery: time.Hour, now: time.Now}
 	for _, c := range consumers {
 		_, blind := c.(EntityBlind)
-		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1), blind: blind})
+		chooser, _ := c.(EntityChooser)
+		if _, batch := c.(BatchConsumer); batch {
+			chooser = nil // it could not turn to entities within a batch
+		}
+		d.lanes = append(d.lanes, &lane{c: c, wake: make(chan struct{}, 1), blind: blind, chooser: chooser})
 		if !blind {
 			d.sharers++
 		}
@@ -242,15 +262,19 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 		if err != nil {
 			return err
 		}
+		blind, err := l.readsBlind(ctx)
+		if err != nil {
+			return err
+		}
 		load := func() (events []meridian.ChangeEvent, err error) {
 			err = inRead(ctx, d.db, func(tx Tx) error {
-				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch, WithoutEntity: l.blind})
+				events, err = tx.Events(ctx, EventQuery{After: pos, Limit: d.batch, WithoutEntity: blind})
 				return err
 			})
 			return events, err
 		}
 		var events []meridian.ChangeEvent
-		if l.blind {
+		if blind {
 			events, err = load()
 		} else {
 			events, err = d.reads.read(ctx, pos, d.sharers > 1, load)
@@ -273,7 +297,17 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 		}
 		handled := pos
 		for _, e := range events {
-			if err := l.c.Handle(ctx, e); err != nil {
+			err := l.c.Handle(ctx, e)
+			if err == nil {
+				handled = e.Seq
+				if blind && l.chooser != nil {
+					var wants bool
+					if wants, err = l.chooser.WantsEventEntities(ctx); err == nil && wants {
+						break // read the events after it again, with their entities
+					}
+				}
+			}
+			if err != nil {
 				if handled > pos {
 					if perr := d.commitPosition(ctx, name, handled); perr != nil {
 						d.log.Warn("outbox position not saved", "consumer", name, "err", perr)
@@ -281,12 +315,21 @@ func (d *Dispatcher) drainLane(ctx context.Context, l *lane, yield bool) error {
 				}
 				return err
 			}
-			handled = e.Seq
 		}
 		if err := d.commitPosition(ctx, name, handled); err != nil {
 			return err
 		}
 	}
+}
+
+// readsBlind reports whether the lane's next read leaves out the entity documents: an
+// EntityBlind consumer's always, an EntityChooser's while it wants none.
+func (l *lane) readsBlind(ctx context.Context) (bool, error) {
+	if l.blind || l.chooser == nil {
+		return l.blind, nil
+	}
+	wants, err := l.chooser.WantsEventEntities(ctx)
+	return !wants, err
 }
 
 // advancePosition stores a consumer's position unless the stored one is already

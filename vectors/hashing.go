@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/meridian-catalog/meridian/search"
 )
@@ -49,12 +50,6 @@ const (
 	ngramWeight = 0.35
 )
 
-// feature is the count of one hashed feature of a text.
-type feature struct {
-	gram bool // a character n-gram, not a word
-	tf   int
-}
-
 // FNV-1a, 64-bit: each feature is hashed as its bytes (an n-gram's after a 1 byte),
 // without allocating them.
 const (
@@ -66,78 +61,120 @@ const (
 var fnvGram = fnvString(fnvOffset, "\x01")
 
 // fnvString continues the FNV-1a hash h over the bytes of s.
-func fnvString(h uint64, s string) uint64 {
+func fnvString[S ~string | ~[]byte](h uint64, s S) uint64 {
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
 	}
 	return h
 }
 
-// maxPooledFeatures is the most features of a counts map kept for the next embed.
-const maxPooledFeatures = 1 << 12
+// maxPooledFeatures is the most features a scratch keeps room for between embeds.
+const maxPooledFeatures = 1 << 14
 
 // scratch is what one embed works in; embedScratch keeps them between calls, so an
-// embed allocates only its answer.
+// embed allocates only its answer (and search.Words its words).
 type scratch struct {
-	counts map[uint64]feature
-	offs   []int
-	v      []float64
+	words, grams []uint64 // the hashes of the features, one per occurrence
+	gram         []byte   // the word between < and >, each rune as UTF-8
+	offs         []int    // where each rune of gram starts, and its length
+	tally        tally
+	v            []float64
 }
 
 var embedScratch = sync.Pool{New: func() any {
-	return &scratch{counts: map[uint64]feature{}, v: make([]float64, HashingDimension)}
+	return &scratch{v: make([]float64, HashingDimension)}
 }}
 
-// embed counts the features of text by their hash (two features differ by their
-// 64-bit hash, as their position and sign are taken from it), then adds each to its
-// position.
+// embed hashes every occurrence of a feature of text (two features differ by their
+// 64-bit hash, as their position and sign are taken from it), counts the occurrences
+// of each feature, and adds each feature to its position once, weighted by its count.
 func (Hashing) embed(text string) []float32 {
 	words := search.Words(text)
 	sc := embedScratch.Get().(*scratch)
 	defer func() {
-		if len(sc.counts) > maxPooledFeatures { // a map does not shrink: start small again
-			sc.counts = map[uint64]feature{}
+		if len(sc.tally.keys) > 2*maxPooledFeatures { // keep a pooled scratch small
+			*sc = scratch{v: sc.v}
 		}
 		embedScratch.Put(sc)
 	}()
-	counts, offs, v := sc.counts, sc.offs[:0], sc.v
-	clear(counts)
+	hw, hg, g, offs, v := sc.words[:0], sc.grams[:0], sc.gram, sc.offs, sc.v
 	clear(v)
 	for _, w := range words {
 		if search.IsStopWord(w) {
 			continue
 		}
-		x := fnvString(fnvOffset, w)
-		counts[x] = feature{tf: counts[x].tf + 1}
+		hw = append(hw, fnvString(fnvOffset, w))
 		// The n-grams are of the word's runes between < and >, each rune as UTF-8
 		// (an invalid byte as U+FFFD): offs[i] is where rune i starts in g.
-		g := string([]rune("<" + w + ">"))
-		offs = offs[:0]
-		for i := range g {
-			offs = append(offs, i)
+		g, offs = append(g[:0], '<'), append(offs[:0], 0)
+		for _, r := range w {
+			offs = append(offs, len(g))
+			g = utf8.AppendRune(g, r)
 		}
+		offs = append(offs, len(g))
+		g = append(g, '>')
 		offs = append(offs, len(g))
 		runes := len(offs) - 1
 		for n := 3; n <= 4; n++ {
 			for i := 0; i+n <= runes; i++ {
-				x := fnvString(fnvGram, g[offs[i]:offs[i+n]])
-				counts[x] = feature{gram: true, tf: counts[x].tf + 1}
+				hg = append(hg, fnvString(fnvGram, g[offs[i]:offs[i+n]]))
 			}
 		}
 	}
-	sc.offs = offs
-	for x, f := range counts {
-		w := wordWeight
-		if f.gram {
-			w = ngramWeight
-		}
-		w *= 1 + math.Log(float64(f.tf))
+	addFeatures(v, hw, wordWeight, &sc.tally)
+	addFeatures(v, hg, ngramWeight, &sc.tally)
+	sc.words, sc.grams, sc.gram, sc.offs = hw, hg, g, offs
+	return normalise(v)
+}
+
+// addFeatures counts the hashes of one type of feature and adds each feature to its
+// signed position in v, weighted by weight and its count (sublinear: 1 + ln tf).
+func addFeatures(v []float64, hashes []uint64, weight float64, t *tally) {
+	t.count(hashes)
+	for _, i := range t.used {
+		x := t.keys[i]
+		w := weight * (1 + math.Log(float64(t.counts[i])))
 		if x>>63 == 1 {
 			w = -w
 		}
 		v[x%HashingDimension] += w
 	}
-	return normalise(v)
+}
+
+// tally counts equal hashes in an open-addressing table of at least twice as many
+// slots as hashes, probed linearly from the hash's low bits (FNV-1a spreads them).
+// It is emptied by the next count, slot by used slot.
+type tally struct {
+	keys   []uint64
+	counts []int32 // 0: a free slot
+	used   []int   // the slots counted into, in the order first counted
+}
+
+// count empties the table and counts the hashes into it.
+func (t *tally) count(hashes []uint64) {
+	for _, i := range t.used {
+		t.counts[i] = 0
+	}
+	t.used = t.used[:0]
+	if size := 2 * len(hashes); len(t.keys) < size {
+		n := 64
+		for n < size {
+			n *= 2
+		}
+		t.keys, t.counts = make([]uint64, n), make([]int32, n)
+	}
+	mask := uint64(len(t.keys) - 1)
+	for _, x := range hashes {
+		i := x & mask
+		for t.counts[i] != 0 && t.keys[i] != x {
+			i = (i + 1) & mask
+		}
+		if t.counts[i] == 0 {
+			t.keys[i] = x
+			t.used = append(t.used, int(i))
+		}
+		t.counts[i]++
+	}
 }
 
 func normalise(v []float64) []float32 {

@@ -9,7 +9,7 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-var _ store.Consumer = (*Service)(nil)
+var _ store.EntityChooser = (*Service)(nil)
 
 // Name is the outbox consumer's name.
 func (s *Service) Name() string { return ConsumerName }
@@ -90,6 +90,23 @@ last_seq = CASE WHEN last_seq < $2 THEN $2 ELSE last_seq END, updated_at = $3 WH
 		s.poke()
 	}
 	return err
+}
+
+// WantsEventEntities reports whether an enabled subscription exists: without one, no
+// event is queued, and the consumer reads the events without their entity documents.
+// Handle invalidates the subscriptions when it sees one change, so the answer turns
+// true right after the event that creates or enables one. Errors: those of the driver.
+func (s *Service) WantsEventEntities(ctx context.Context) (bool, error) {
+	subs, err := s.subscriptions(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, sub := range subs {
+		if sub.Enabled && !sub.Deleted {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // invalidate makes the next match reload the subscriptions.

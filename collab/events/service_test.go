@@ -305,6 +305,7 @@ func testQueueBounded(t *testing.T, f *fixture) {
 }
 
 func testOnlyLaterEvents(t *testing.T, f *fixture) {
+	f.pump() // the consumer has seen no subscription: it reads the next events without their entities
 	f.table("svc.db.sch", "before")
 	r := eventstest.NewReceiver(t, "k6")
 	f.subscribe("later", r, "", "")
@@ -312,6 +313,11 @@ func testOnlyLaterEvents(t *testing.T, f *fixture) {
 	f.pump()
 	if got := fqns(r.Events()); len(got) != 1 || got[0] != "entityCreated svc.db.sch.after" {
 		t.Fatalf("received %v", got)
+	}
+	// The consumer read the events without their entities until the subscription's;
+	// the one after it arrives with its entity all the same.
+	if ent, _ := r.Events()[0]["entity"].(map[string]any); ent["name"] != "after" {
+		t.Fatalf("the event arrived with entity %v", r.Events()[0]["entity"])
 	}
 	// A replay of the whole outbox (a consumer that lost its position) queues nothing twice.
 	if err := f.svc.Handle(f.ctx, meridian.ChangeEvent{ID: "x", Seq: 1, EventType: "entityCreated", EntityType: "table", EntityFQN: "svc.db.sch.after"}); err != nil {

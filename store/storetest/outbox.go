@@ -362,6 +362,55 @@ func testEventsWithoutEntity(t *testing.T, f *Fixture) {
 	}
 }
 
+// chooserWatcher is an entityWatcher that wants event entities once it has handled
+// the event of the entity named from (from the start when from is "").
+type chooserWatcher struct {
+	entityWatcher
+	from  string
+	wants bool
+}
+
+func (w *chooserWatcher) Handle(ctx context.Context, e meridian.ChangeEvent) error {
+	if err := w.entityWatcher.Handle(ctx, e); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.wants = w.wants || e.EntityFQN == w.from
+	return nil
+}
+
+func (w *chooserWatcher) WantsEventEntities(context.Context) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wants || w.from == "", nil
+}
+
+// testAChooserGetsEntitiesOnceItWantsThem: a store.EntityChooser is handed events
+// without their entity while it wants none, and with it from the event after the one
+// that makes it want them, within the same batch, each event once.
+func testAChooserGetsEntitiesOnceItWantsThem(t *testing.T, f *Fixture) {
+	f.createGlossaries(0, 6)
+	always := &chooserWatcher{entityWatcher: entityWatcher{name: "always"}}
+	later := &chooserWatcher{entityWatcher: entityWatcher{name: "later"}, from: "g2"}
+	never := &chooserWatcher{entityWatcher: entityWatcher{name: "never"}, from: "none"}
+	if err := store.NewDispatcher(f.Driver, nil, always, later, never).Drain(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		w    *chooserWatcher
+		want string
+	}{
+		{always, "[true true true true true true]"},
+		{later, "[false false false true true true]"},
+		{never, "[false false false false false false]"},
+	} {
+		if got := fmt.Sprint(c.w.got); got != c.want {
+			t.Errorf("%s was handed entities %s, want %s", c.w.name, got, c.want)
+		}
+	}
+}
+
 // testAnEventKeepsItsEntityAsWritten: each event of an entity's writes holds the entity
 // as that write left it, not as it is now, and keeps it after the entity is hard
 // deleted; a kind with secrets holds them masked. A driver may keep a reference to the

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Open) {
 		{"ABlockedConsumerDelaysNoWriteAndNoOtherConsumer", testSlowConsumer},
 		{"ConsumersYieldToABurstOfWritesForAtMostYield", testConsumersYieldToABurst},
 		{"EventsReadWithoutTheirEntityAreTheSameEvents", testEventsWithoutEntity},
+		{"AChooserGetsEntitiesOnceItWantsThem", testAChooserGetsEntitiesOnceItWantsThem},
 		{"AnEventKeepsItsEntityAsWritten", testAnEventKeepsItsEntityAsWritten},
 		{"RetentionPrunesOnlyWhatEveryConsumerHandled", testRetention},
 		{"SecretsAreSealedAtRestAndMaskedButForGrantedBots", testSecretsAreSealedAndMasked},
