@@ -7,6 +7,10 @@
 // inherited and reference fields are entity reference objects, not FQN strings. The top
 // level rejects unknown fields. The same schemas feed OpenAPI and the MCP tool schemas.
 //
+// Validate accepts a document that quick (quick.go) finds valid, a walk over the
+// library's compiled schemas that allocates nothing; everything else, every rejection
+// and its message, is the library's.
+//
 // api.json holds the REST shapes that are not entity documents (errors, pages, change
 // events, search answers, lineage, tokens) as $defs; OpenAPI publishes them beside the
 // kinds (see API).
@@ -248,6 +252,9 @@ func (v *Validator) Validate(kindName string, e meridian.Entity) (err error) {
 		if doc, nerr = normalize(doc, nil, 0); nerr != nil {
 			return nerr
 		}
+	}
+	if valid, known := quick(sch, doc); known && valid {
+		return nil // the library would find nothing to report (quick.go)
 	}
 	verr := sch.Validate(doc)
 	if verr == nil {
