@@ -21,8 +21,8 @@ const maxQuickSteps = 4 * maxDepth
 // handle (the combinators, conditionals, dependencies, unevaluated* and content
 // keywords, uniqueItems and contains, exclusive bounds, multipleOf, a draft before
 // 2020-12, a value of a Go type that decoding JSON does not produce): the library must
-// then decide. When known is true, valid is the library's verdict; TestQuickAgreesWith
-// TheLibrary and FuzzQuickAgreesWithTheLibrary hold it to that.
+// then decide. When known is true, valid is the library's verdict;
+// TestQuickAgreesWithTheLibrary and FuzzQuickAgreesWithTheLibrary hold it to that.
 func quick(sch *jsonschema.Schema, v any) (valid, known bool) {
 	return quickAt(sch, v, 0)
 }
