@@ -131,15 +131,25 @@ func setRelationFields(ctx context.Context, tx Tx, e meridian.Entity, id string,
 
 // refOf builds a reference to a stored row.
 func refOf(r Row) meridian.EntityRef {
-	ref := meridian.EntityRef{ID: r.ID, Type: r.Kind, Name: r.Name, FullyQualifiedName: r.FQN, Deleted: r.Deleted}
 	var head struct {
 		DisplayName string `json:"displayName"`
 		Href        string `json:"href"`
 	}
 	_ = json.Unmarshal(r.Doc, &head)
-	ref.DisplayName = head.DisplayName
-	ref.Href = head.Href
-	return ref
+	return rowRef(r, head.DisplayName, head.Href)
+}
+
+// refOfDecoded is refOf for a row whose document is already decoded, as doc: it is
+// not parsed again.
+func refOfDecoded(r Row, doc meridian.Entity) meridian.EntityRef {
+	displayName, _ := doc["displayName"].(string)
+	href, _ := doc["href"].(string)
+	return rowRef(r, displayName, href)
+}
+
+func rowRef(r Row, displayName, href string) meridian.EntityRef {
+	return meridian.EntityRef{ID: r.ID, Type: r.Kind, Name: r.Name, FullyQualifiedName: r.FQN, Deleted: r.Deleted,
+		DisplayName: displayName, Href: href}
 }
 
 func refsToList(refs []meridian.EntityRef) []any {

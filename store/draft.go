@@ -135,15 +135,16 @@ func (s *Entities) locate(ctx context.Context, tx Tx, k *meridian.Kind, d *draft
 		return "", err
 	}
 	d.parent, d.parentDoc = &parent, parentDoc
+	ref := refOfDecoded(parent, parentDoc)
 	if k.Locate == nil {
-		e[parentField] = refOf(parent).Map()
+		e[parentField] = ref.Map()
 	}
 	for _, f := range k.Inherit {
 		if f == parentField {
 			continue
 		}
 		if f == parent.Kind {
-			e[f] = refOf(parent).Map()
+			e[f] = ref.Map()
 		} else if v, ok := parentDoc[f]; ok {
 			e[f] = v
 		}

@@ -18,7 +18,7 @@ func testCreate(t *testing.T, f *Fixture) {
 		t.Fatalf("service = %v", svc)
 	}
 	f.Create("database", `{"name":"sales","service":"\"prod.mysql\""}`)
-	f.Create("databaseSchema", `{"name":"public","database":"\"prod.mysql\".sales"}`)
+	sch := f.Create("databaseSchema", `{"name":"public","displayName":"Public schema","database":"\"prod.mysql\".sales"}`)
 	tbl := f.Create("table", `{"name":"order.items","databaseSchema":"\"prod.mysql\".sales.public",
 		"columns":[{"name":"id","dataType":"BIGINT"}]}`)
 	if got, want := tbl.FQN(), `"prod.mysql".sales.public."order.items"`; got != want {
@@ -28,6 +28,9 @@ func testCreate(t *testing.T, f *Fixture) {
 	serviceRef, _ := tbl["service"].(map[string]any)
 	if schemaRef["fullyQualifiedName"] != `"prod.mysql".sales.public` || serviceRef["name"] != "prod.mysql" || tbl["serviceType"] != "Mysql" {
 		t.Fatalf("parent references = %v / %v / %v", schemaRef, serviceRef, tbl["serviceType"])
+	}
+	if schemaRef["displayName"] != "Public schema" || schemaRef["href"] == nil || schemaRef["href"] != sch["href"] {
+		t.Fatalf("the parent reference %v does not carry the schema's display name and href %v", schemaRef, sch["href"])
 	}
 	byName, err := f.E.Get(f.Ctx, f.Admin, "table", store.ByFQN(`"prod.mysql".sales.public."order.items"`), store.GetOptions{})
 	if err != nil || byName.ID() != tbl.ID() {
