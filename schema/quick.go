@@ -176,9 +176,15 @@ func isScalar(v any) bool {
 // sameNumber compares a number with an item as the library does: as the exact
 // rationals of their printed forms (false when the item is no number).
 func sameNumber(a float64, b any) bool {
-	ra, ok1 := new(big.Rat).SetString(fmt.Sprint(a))
-	rb, ok2 := new(big.Rat).SetString(fmt.Sprint(b))
+	ra, ok1 := printedRat(a)
+	rb, ok2 := printedRat(b)
 	return ok1 && ok2 && ra.Cmp(rb) == 0
+}
+
+// printedRat is the exact rational of v's printed form, as the library reads numbers;
+// ok is false when that form is no number.
+func printedRat(v any) (*big.Rat, bool) {
+	return new(big.Rat).SetString(fmt.Sprint(v))
 }
 
 func quickObject(s *jsonschema.Schema, obj map[string]any, steps int) (valid, known bool) {
@@ -253,8 +259,7 @@ func quickNumber(s *jsonschema.Schema, f float64) (valid, known bool) {
 	if s.Minimum == nil && s.Maximum == nil {
 		return true, true
 	}
-	// As the library does: the exact rational of the number's printed form.
-	n, ok := new(big.Rat).SetString(fmt.Sprintf("%v", f))
+	n, ok := printedRat(f)
 	if !ok {
 		return false, false
 	}
