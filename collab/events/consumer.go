@@ -29,7 +29,7 @@ func (s *Service) Handle(ctx context.Context, e meridian.ChangeEvent) error {
 	}
 	var matched []Subscription
 	for _, sub := range subs {
-		if sub.Enabled && !sub.Deleted && sub.Matches(e) {
+		if sub.Live() && sub.Matches(e) {
 			matched = append(matched, sub)
 		}
 	}
@@ -102,7 +102,7 @@ func (s *Service) WantsEventEntities(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, sub := range subs {
-		if sub.Enabled && !sub.Deleted {
+		if sub.Live() {
 			return true, nil
 		}
 	}

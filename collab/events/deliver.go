@@ -151,7 +151,7 @@ func (s *Service) deliverQueue(ctx context.Context, id string) error {
 			}
 			loaded = time.Now()
 		}
-		if sub == nil || sub.Deleted || !sub.Enabled {
+		if sub == nil || !sub.Live() {
 			return s.purge(ctx, id, sub)
 		}
 		if err := s.attempt(ctx, sub, head); err != nil {

@@ -19,6 +19,9 @@ type Subscription struct {
 	Destinations []collab.Destination
 }
 
+// Live reports whether the subscription receives events: it is enabled and not deleted.
+func (s Subscription) Live() bool { return s.Enabled && !s.Deleted }
+
 // Filter is one of a subscription's filters: Name is meridian.FilterByEventType,
 // FilterByEntityType or FilterByFQN; Exclude inverts it.
 type Filter struct {
