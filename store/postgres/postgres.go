@@ -40,11 +40,27 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-// Pool bounds, used unless the URL sets pool_min_conns or pool_max_conns.
+// Pool bounds, used unless the URL sets pool_min_conns or pool_max_conns. The pool's
+// size is a quarter of the connections the server accepts from ordinary roles (see
+// defaultMaxConns), between FewestMaxConns and DefaultMaxConns.
 const (
 	DefaultMinConns = 2
 	DefaultMaxConns = 64
+	FewestMaxConns  = 4
 )
+
+// serversPerDatabase is how many Meridian servers the default pool size leaves room
+// for on one PostgreSQL server: each takes at most a quarter of its connections.
+const serversPerDatabase = 4
+
+// defaultMaxConns is the pool size for a server that accepts usable connections from
+// ordinary roles (max_connections less the reserved ones): a quarter of them, so that
+// several Meridian servers sharing the database (and psql, migrations, backups) stay
+// within the limit, between FewestMaxConns and DefaultMaxConns. PostgreSQL's default
+// max_connections of 100 gives 24.
+func defaultMaxConns(usable int) int32 {
+	return int32(min(max(usable/serversPerDatabase, FewestMaxConns), DefaultMaxConns))
+}
 
 // Advisory lock keys (pg_advisory_xact_lock). They are arbitrary constants that
 // identify Meridian's locks within one database.
@@ -88,18 +104,18 @@ func Open(ctx context.Context, url string, modules ...store.Module) (*DB, error)
 		// pgx's message may quote the URL, password included.
 		return nil, errors.New("postgres: invalid database URL")
 	}
+	usable, err := bootstrap(ctx, cfg.ConnConfig.Copy(), modules)
+	if err != nil {
+		return nil, err
+	}
 	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = DefaultMaxConns
+		cfg.MaxConns = defaultMaxConns(usable)
 	}
 	if !strings.Contains(url, "pool_min_conns") {
 		cfg.MinConns = DefaultMinConns
 	}
 	if cfg.MinConns > cfg.MaxConns {
 		cfg.MinConns = cfg.MaxConns
-	}
-
-	if err := bootstrap(ctx, cfg.ConnConfig.Copy(), modules); err != nil {
-		return nil, err
 	}
 
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
@@ -236,17 +252,27 @@ type queryRower interface {
 }
 
 // bootstrap creates the extensions and applies the migrations on a dedicated
-// connection, before the pool (whose AfterConnect needs the vector type) opens.
-func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) error {
+// connection, before the pool (whose AfterConnect needs the vector type) opens, and
+// returns how many connections the server accepts from ordinary roles.
+func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) (usable int, err error) {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return fmt.Errorf("postgres: connect: %w", err)
+		return 0, fmt.Errorf("postgres: connect: %w", err)
 	}
 	defer conn.Close(context.Background())
 	if err := createExtensions(ctx, conn); err != nil {
-		return err
+		return 0, err
 	}
-	return migrate(ctx, conn, modules)
+	if err := migrate(ctx, conn, modules); err != nil {
+		return 0, err
+	}
+	// reserved_connections is PostgreSQL 16's; current_setting(…, true) is NULL before.
+	if err := conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
+	- current_setting('superuser_reserved_connections')::int
+	- COALESCE(current_setting('reserved_connections', true), '0')::int`).Scan(&usable); err != nil {
+		return 0, fmt.Errorf("postgres: read max_connections: %w", err)
+	}
+	return usable, nil
 }
 
 // extensions are the extensions Meridian needs, with the fix to suggest when the

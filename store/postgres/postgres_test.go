@@ -57,18 +57,51 @@ func TestReadOnlyTransactionsAreReadOnlyAtTheServer(t *testing.T) {
 	}
 }
 
+func TestDefaultMaxConnsLeavesRoomForOtherServers(t *testing.T) {
+	tests := []struct {
+		name   string
+		usable int
+		want   int32
+	}{
+		{"PostgreSQL's default max_connections (100, 3 reserved)", 97, 24},
+		{"a small server still gets a few", 10, FewestMaxConns},
+		{"no usable connections reported", 0, FewestMaxConns},
+		{"a large server is capped", 1000, DefaultMaxConns},
+		{"exactly four times the cap", 4 * DefaultMaxConns, DefaultMaxConns},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := defaultMaxConns(tt.usable); got != tt.want {
+				t.Errorf("defaultMaxConns(%d) = %d, want %d", tt.usable, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPoolAndPgvector(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxConns, reserved int
+	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
+	current_setting('superuser_reserved_connections')::int`).Scan(&maxConns, &reserved)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quarter := int32(min(max((maxConns-reserved)/4, FewestMaxConns), DefaultMaxConns))
 	tests := []struct {
 		name     string
 		url      string
 		min, max int32
 	}{
-		{"defaults", url, DefaultMinConns, DefaultMaxConns},
+		{"defaults: a quarter of the server's connections", url, DefaultMinConns, quarter},
 		{"pool_max_conns from the URL", url + "&pool_max_conns=5", DefaultMinConns, 5},
 		{"min never above max", url + "&pool_max_conns=1", 1, 1},
-		{"pool_min_conns from the URL", url + "&pool_min_conns=3", 3, DefaultMaxConns},
+		{"pool_min_conns from the URL", url + "&pool_min_conns=3", 3, quarter},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
