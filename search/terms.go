@@ -48,9 +48,9 @@ func (d Doc) computeTerms() Terms {
 		Description: StemText(d.Description),
 		Columns:     StemText(d.Columns),
 		Service:     strings.ToLower(d.Service),
-		Tags:        lower(d.Tags),
-		Owners:      lower(d.Owners),
-		Domains:     lower(d.Domains),
+		Tags:        Lower(d.Tags),
+		Owners:      Lower(d.Owners),
+		Domains:     Lower(d.Domains),
 		Vocabulary:  vocabulary(d),
 	}
 }
@@ -73,8 +73,10 @@ func vocabulary(d Doc) []string {
 	return out[:min(len(out), MaxVocabularyWords)]
 }
 
-// lower returns l with every element lowercased; never nil.
-func lower(l []string) []string {
+// Lower returns filter values as the index stores and compares them (the service,
+// tags, owners and domains of Terms): each lower-cased. It never returns nil, so a
+// driver binding the result as an array never binds NULL.
+func Lower(l []string) []string {
 	out := make([]string, 0, len(l))
 	for _, s := range l {
 		out = append(out, strings.ToLower(s))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 )
 
@@ -110,14 +111,6 @@ func (e Entry) validate() error {
 	return nil
 }
 
-func lower(l []string) []string {
-	out := make([]string, len(l))
-	for i, s := range l {
-		out[i] = strings.ToLower(s)
-	}
-	return out
-}
-
 // Upsert replaces the entity's vectors of the entry's model and dimension with the
 // entry's chunks (none removes them). Errors: a malformed entry, and those of the
 // driver.
@@ -129,7 +122,7 @@ func (ix *Index) UpsertMany(ctx context.Context, entries []Entry) error {
 		if err := entries[i].validate(); err != nil {
 			return err
 		}
-		entries[i].Service, entries[i].Tags = strings.ToLower(entries[i].Service), lower(entries[i].Tags)
+		entries[i].Service, entries[i].Tags = strings.ToLower(entries[i].Service), search.Lower(entries[i].Tags)
 	}
 	return ix.write(ctx, func(db store.SQL) error { return ix.upsert(ctx, db, entries) }, func(m *memory) {
 		for _, e := range entries {
@@ -328,7 +321,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	case q.K < 1 || q.K > MaxK:
 		return nil, fmt.Errorf("vectors: k must be between 1 and %d", MaxK)
 	}
-	q.Services, q.Tags, q.Vector = lower(q.Services), lower(q.Tags), Normalise(q.Vector)
+	q.Services, q.Tags, q.Vector = search.Lower(q.Services), search.Lower(q.Tags), Normalise(q.Vector)
 	var hits []Hit
 	err := ix.read(ctx, func(db store.SQL) error {
 		var err error

@@ -117,16 +117,6 @@ func (t *tx) Unindex(ctx context.Context, id string) error {
 	return nil
 }
 
-// lower returns a filter's values lower-cased, as search.Terms stores the filter fields;
-// never nil, so the bound array is never NULL.
-func lower(l []string) []string {
-	out := make([]string, 0, len(l))
-	for _, s := range l {
-		out = append(out, strings.ToLower(s))
-	}
-	return out
-}
-
 // isWord reports whether s is one search word as search.Words makes them: letters
 // and digits only. Only such words reach a tsquery.
 func isWord(s string) bool {
@@ -183,7 +173,7 @@ func searchFilters(q search.Query, args *params) ([]string, error) {
 	}
 	deletedFilter := false
 	for _, f := range q.Filters {
-		vals := lower(f.Values)
+		vals := search.Lower(f.Values)
 		switch f.Field {
 		case search.FieldEntityType:
 			where = append(where, "lower(kind) = ANY("+args.add(vals)+"::text[])")
