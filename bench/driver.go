@@ -32,6 +32,10 @@ type driverResult struct {
 	timings     []timing
 	floor       timing
 	writeFloor  writeFloorResult
+	// driverWriteFloor is the bulk's tables copied through the driver alone
+	// (driverWriteFloor), tables per second; driverWriteErr says why it has none.
+	driverWriteFloor float64
+	driverWriteErr   string
 
 	// ingestCatchUp and bulkCatchUp are how long the outbox consumers took, after the
 	// last table was acknowledged, to have handled every event of the load.
@@ -227,7 +231,6 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	} else {
 		logf("%s: floor", driver)
 		res.floor = timeOp(ctx, "driver", floorOp(drv, getFQNs), c.samples)
-		_ = drv.Close()
 	}
 
 	switch driver {
@@ -241,6 +244,21 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		if n, err := postgresSize(ctx, dbURL); err == nil {
 			res.dbSize = n
 		}
+	}
+
+	// The storage's floor for ingest: the bulk's tables (n..2n-1) copied through the
+	// driver alone.
+	if drv != nil {
+		logf("%s: driver write floor", driver)
+		bulkFQNs := make([]string, c.n)
+		for i := range bulkFQNs {
+			bulkFQNs[i] = genTable(c.seed, c.n+i).fqn
+		}
+		if res.driverWriteFloor, err = driverWriteFloor(ctx, drv, bulkFQNs); err != nil {
+			res.driverWriteErr = oneLine(err.Error())
+			logf("%s: driver write floor: %s", driver, res.driverWriteErr)
+		}
+		_ = drv.Close()
 	}
 
 	// Ingest's floor, last, as it adds 2n tables: tables 2n.. through the engine

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/app"
+	"github.com/meridian-catalog/meridian/search"
+	"github.com/meridian-catalog/meridian/store"
 )
 
 // writeFloorResult is ingest's floor: tables per second through the entity engine
@@ -78,4 +81,148 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	}
 	res.bulk = float64(n) / wall.Seconds()
 	return res
+}
+
+// driverCopy is one table's rows as the engine stored them, renamed for a copy: the
+// row, the relations the table is at either end of, the event and the search
+// document, all ready for the driver.
+type driverCopy struct {
+	row   store.Row
+	rels  []store.Relation
+	event meridian.ChangeEvent
+	doc   search.Doc
+}
+
+// driverWriteFloor is the storage's own floor for ingest. It reads the rows the
+// engine stored for the tables named fqns (the table row, the relations it is at
+// either end of), renames each (a new id, "_copy" after its name) and, with the clock
+// running, writes them straight through the driver: Tx.Insert, PutVersion, Relate,
+// the change event (AppendEncodedEvent with the snapshot's document where the driver
+// has it, as the engine does) and Index, in transactions of driverFloorChunk tables on
+// one goroutine, as a bulk chunk commits under the single writer. There is no
+// authorization, draft, schema validation or encoding in it, so on SQLite, whose one
+// writer commits every write, it bounds what any ingest path reaches on this machine.
+// The result is tables per second, or why there is none.
+func driverWriteFloor(ctx context.Context, drv store.Driver, fqns []string) (float64, error) {
+	k, err := meridian.DefaultRegistry().Lookup("table")
+	if err != nil {
+		return 0, err
+	}
+	copies := make([]driverCopy, 0, len(fqns))
+	tx, err := drv.Begin(ctx, false)
+	if err != nil {
+		return 0, err
+	}
+	for _, fqn := range fqns {
+		c, err := copyOf(ctx, tx, k, fqn)
+		if err != nil {
+			_ = tx.Rollback()
+			return 0, fmt.Errorf("%s: %w", fqn, err)
+		}
+		copies = append(copies, c)
+	}
+	_ = tx.Rollback()
+
+	start := time.Now()
+	for from := 0; from < len(copies); from += driverFloorChunk {
+		if err := writeCopies(ctx, drv, copies[from:min(from+driverFloorChunk, len(copies))]); err != nil {
+			return 0, err
+		}
+	}
+	return float64(len(copies)) / time.Since(start).Seconds(), nil
+}
+
+// driverFloorChunk is the tables of one transaction of driverWriteFloor: the engine's
+// bulk chunk.
+const driverFloorChunk = 100
+
+// copyOf reads table fqn's rows in tx and renames them for a copy.
+func copyOf(ctx context.Context, tx store.Tx, k *meridian.Kind, fqn string) (driverCopy, error) {
+	row, err := tx.GetByFQN(ctx, k.Name, fqn)
+	if err != nil {
+		return driverCopy{}, err
+	}
+	var rels []store.Relation
+	for _, q := range []store.RelationQuery{{FromID: row.ID}, {ToID: row.ID}} {
+		r, err := tx.Relations(ctx, q)
+		if err != nil {
+			return driverCopy{}, err
+		}
+		rels = append(rels, r...)
+	}
+	var e meridian.Entity
+	if err := json.Unmarshal(row.Doc, &e); err != nil {
+		return driverCopy{}, err
+	}
+	id := meridian.NewID()
+	e["id"], e["name"] = id, e.Name()+"_copy"
+	e["fullyQualifiedName"] = fqn + "_copy"
+	doc, err := json.Marshal(e)
+	if err != nil {
+		return driverCopy{}, err
+	}
+	for i := range rels {
+		if rels[i].FromID == row.ID {
+			rels[i].FromID = id
+		}
+		if rels[i].ToID == row.ID {
+			rels[i].ToID = id
+		}
+	}
+	sd := store.SearchDocOf(k, e)
+	sd.Source, sd.Snapshot, sd.Created = nil, true, true
+	return driverCopy{
+		row: store.Row{ID: id, Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: row.Version,
+			UpdatedAt: row.UpdatedAt, UpdatedBy: row.UpdatedBy, Doc: doc},
+		rels: rels,
+		event: meridian.ChangeEvent{ID: meridian.NewID(), EventType: meridian.EventEntityCreated, EntityType: k.Name,
+			EntityID: id, EntityFQN: e.FQN(), UserName: row.UpdatedBy, Timestamp: row.UpdatedAt,
+			CurrentVersion: row.Version.Float(), Entity: e},
+		doc: sd.WithTerms(),
+	}, nil
+}
+
+// writeCopies writes copies in one write transaction, each in one round trip where
+// the driver pipelines writes (store.Pipeliner), as the engine's create does.
+func writeCopies(ctx context.Context, drv store.Driver, copies []driverCopy) error {
+	tx, err := drv.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	for _, c := range copies {
+		write := func() error { return writeCopy(ctx, tx, c) }
+		if pl, ok := tx.(store.Pipeliner); ok {
+			err = pl.Pipeline(write)
+		} else {
+			err = write()
+		}
+		if err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("%s: %w", c.row.FQN, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// writeCopy writes one table's rows in tx, as the engine's create does.
+func writeCopy(ctx context.Context, tx store.Tx, c driverCopy) error {
+	if err := tx.Insert(ctx, c.row); err != nil {
+		return err
+	}
+	if err := tx.PutVersion(ctx, c.row.ID, c.row.Version, c.row.Doc); err != nil {
+		return err
+	}
+	for _, r := range c.rels {
+		if err := tx.Relate(ctx, r); err != nil {
+			return err
+		}
+	}
+	if a, ok := tx.(store.EncodedEventAppender); ok {
+		if err := a.AppendEncodedEvent(ctx, c.event, c.row.Doc, true); err != nil {
+			return err
+		}
+	} else if err := tx.AppendEvent(ctx, c.event); err != nil {
+		return err
+	}
+	return tx.Index(ctx, c.doc)
 }
