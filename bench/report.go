@@ -372,9 +372,10 @@ func (r *report) markdown() string {
 		"and, with the clock running, written straight through the driver as the engine's create writes them (the "+
 		"row, its version snapshot, the relations, the change event, the search document and its full-text row), "+
 		"%d tables a transaction on one goroutine, as a bulk chunk commits under the single writer. No authorization, "+
-		"draft, JSON Schema or encoding is in it. On SQLite, whose one writer commits every write, no ingest path can "+
-		"go faster on this machine; on PostgreSQL, write transactions also take turns (an advisory lock), but their "+
-		"round trips to the server can overlap. The ratio is the share of it that the bulk endpoint keeps.", driverFloorChunk)
+		"draft, JSON Schema or encoding is in it. On SQLite, whose one writer commits every write, an ingest path goes "+
+		"faster only by committing more tables at once (the group commit may join chunks: one fsync, shared pages); "+
+		"on PostgreSQL, write transactions also take turns (an advisory lock), but their round trips to the server "+
+		"can overlap. The ratio is the share of it that the bulk endpoint keeps.", driverFloorChunk)
 	for _, d := range cols {
 		if d.driverWriteErr != "" {
 			note("%s, driver write floor: %s", driverTitle(d.driver), d.driverWriteErr)

@@ -101,8 +101,9 @@ type driverCopy struct {
 // has it, as the engine does) and Index, in transactions of driverFloorChunk tables on
 // one goroutine, as a bulk chunk commits under the single writer. There is no
 // authorization, draft, schema validation or encoding in it, so on SQLite, whose one
-// writer commits every write, it bounds what any ingest path reaches on this machine.
-// The result is tables per second, or why there is none.
+// writer commits every write, an ingest path reaches it only by committing in larger
+// groups (the group commit joins chunks: one fsync, shared pages). The result is
+// tables per second, or why there is none.
 func driverWriteFloor(ctx context.Context, drv store.Driver, fqns []string) (float64, error) {
 	k, err := meridian.DefaultRegistry().Lookup("table")
 	if err != nil {
