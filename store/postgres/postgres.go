@@ -254,7 +254,7 @@ type queryRower interface {
 // bootstrap creates the extensions and applies the migrations on a dedicated
 // connection, before the pool (whose AfterConnect needs the vector type) opens, and
 // returns how many connections the server accepts from ordinary roles.
-func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) (usable int, err error) {
+func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) (int, error) {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: connect: %w", err)
@@ -266,8 +266,15 @@ func bootstrap(ctx context.Context, cc *pgx.ConnConfig, modules []store.Module) 
 	if err := migrate(ctx, conn, modules); err != nil {
 		return 0, err
 	}
-	// reserved_connections is PostgreSQL 16's; current_setting(…, true) is NULL before.
-	if err := conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
+	return usableConnections(ctx, conn)
+}
+
+// usableConnections returns how many connections the server accepts from ordinary
+// roles: max_connections less superuser_reserved_connections and, from PostgreSQL 16,
+// reserved_connections (current_setting(…, true) is NULL before).
+func usableConnections(ctx context.Context, q queryRower) (int, error) {
+	var usable int
+	if err := q.QueryRow(ctx, `SELECT current_setting('max_connections')::int
 	- current_setting('superuser_reserved_connections')::int
 	- COALESCE(current_setting('reserved_connections', true), '0')::int`).Scan(&usable); err != nil {
 		return 0, fmt.Errorf("postgres: read max_connections: %w", err)

@@ -85,14 +85,12 @@ func TestPoolAndPgvector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var maxConns, reserved int
-	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
-	current_setting('superuser_reserved_connections')::int`).Scan(&maxConns, &reserved)
+	usable, err := usableConnections(ctx, conn)
 	conn.Close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	quarter := int32(min(max((maxConns-reserved)/4, FewestMaxConns), DefaultMaxConns))
+	quarter := defaultMaxConns(usable)
 	tests := []struct {
 		name     string
 		url      string
