@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/meridian-catalog/meridian"
 )
 
 // The generated catalog: one database service, a few databases and schemas, two
@@ -152,33 +154,46 @@ func tagLabel(fqn string) map[string]any {
 	return map[string]any{"tagFQN": fqn, "source": "Classification", "labelType": "Manual", "state": "Confirmed"}
 }
 
-// createFixtures creates the service, databases, schemas, classifications and tags.
-func createFixtures(ctx context.Context, c *client) error {
-	type create struct {
-		path string
-		body map[string]any
-	}
-	steps := []create{
-		{"/api/v1/classifications", map[string]any{"name": "Tier", "description": "Business criticality of an asset."}},
-		{"/api/v1/classifications", map[string]any{"name": "PII", "description": "Personal data."}},
-		{"/api/v1/tags", map[string]any{"name": "Sensitive", "classification": "PII", "description": "Sensitive personal data."}},
-		{"/api/v1/tags", map[string]any{"name": "NonSensitive", "classification": "PII", "description": "Non-sensitive personal data."}},
-		{"/api/v1/services/databaseServices", map[string]any{"name": serviceName, "serviceType": "Postgres"}},
+// fixture is one entity the generated tables refer to: its kind and create body.
+type fixture struct {
+	kind string
+	body map[string]any
+}
+
+// fixtures lists the classifications, tags, service, databases and schemas the
+// generated tables refer to, each after those it names.
+func fixtures() []fixture {
+	steps := []fixture{
+		{"classification", map[string]any{"name": "Tier", "description": "Business criticality of an asset."}},
+		{"classification", map[string]any{"name": "PII", "description": "Personal data."}},
+		{"tag", map[string]any{"name": "Sensitive", "classification": "PII", "description": "Sensitive personal data."}},
+		{"tag", map[string]any{"name": "NonSensitive", "classification": "PII", "description": "Non-sensitive personal data."}},
+		{"databaseService", map[string]any{"name": serviceName, "serviceType": "Postgres"}},
 	}
 	for _, t := range tiers {
-		steps = append(steps, create{"/api/v1/tags", map[string]any{"name": t, "classification": "Tier", "description": t + " asset."}})
+		steps = append(steps, fixture{"tag", map[string]any{"name": t, "classification": "Tier", "description": t + " asset."}})
 	}
 	for _, d := range databases {
-		steps = append(steps, create{"/api/v1/databases", map[string]any{"name": d, "service": serviceName}})
+		steps = append(steps, fixture{"database", map[string]any{"name": d, "service": serviceName}})
 		for _, s := range schemas {
-			steps = append(steps, create{"/api/v1/databaseSchemas", map[string]any{"name": s, "database": serviceName + "." + d}})
+			steps = append(steps, fixture{"databaseSchema", map[string]any{"name": s, "database": serviceName + "." + d}})
 		}
 	}
-	for _, s := range steps {
-		if _, err := c.postJSON(ctx, s.path, s.body); err != nil {
+	return steps
+}
+
+// createFixtures creates the fixtures through the REST API; one already there (a
+// seeded classification, say) is kept.
+func createFixtures(ctx context.Context, c *client) error {
+	for _, f := range fixtures() {
+		k, err := meridian.DefaultRegistry().Lookup(f.kind)
+		if err != nil {
+			return err
+		}
+		if _, err := c.postJSON(ctx, "/api/v1/"+k.Collection, f.body); err != nil {
 			var se *statusError
 			if errors.As(err, &se) && se.status == http.StatusConflict {
-				continue // already there (a seeded classification, say)
+				continue
 			}
 			return err
 		}

@@ -35,11 +35,8 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	bodies := func(from int) ([]meridian.Entity, error) {
 		out := make([]meridian.Entity, n)
 		for i := range out {
-			b, err := json.Marshal(genTable(seed, from+i).body)
-			if err != nil {
-				return nil, err
-			}
-			if err := json.Unmarshal(b, &out[i]); err != nil {
+			var err error
+			if out[i], err = decodedBody(seed, from+i); err != nil {
 				return nil, err
 			}
 		}
@@ -81,6 +78,16 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	}
 	res.bulk = float64(n) / wall.Seconds()
 	return res
+}
+
+// decodedBody is table i's create body as a request's is decoded: through JSON.
+func decodedBody(seed uint64, i int) (meridian.Entity, error) {
+	b, err := json.Marshal(genTable(seed, i).body)
+	if err != nil {
+		return nil, err
+	}
+	var body meridian.Entity
+	return body, json.Unmarshal(b, &body)
 }
 
 // driverCopy is one table's rows as the engine stored them, renamed for a copy: the
@@ -170,8 +177,9 @@ func copyOf(ctx context.Context, tx store.Tx, k *meridian.Kind, fqn string) (dri
 			rels[i].ToID = id
 		}
 	}
-	sd := store.SearchDocOf(k, e)
-	sd.Source, sd.Snapshot, sd.Created = nil, true, true
+	// As the engine indexes a created table: its source is the snapshot it stores.
+	sd := store.SearchFieldsOf(k, e)
+	sd.Snapshot, sd.Created = true, true
 	return driverCopy{
 		row: store.Row{ID: id, Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: row.Version,
 			UpdatedAt: row.UpdatedAt, UpdatedBy: row.UpdatedBy, Doc: doc},

@@ -12,8 +12,8 @@ import (
 	"github.com/meridian-catalog/meridian/store"
 )
 
-// engineTables opens a catalog in dir, creates the bench's fixtures and tables 0..n-1
-// through the engine, and returns their FQNs.
+// engineTables opens a catalog as cfg says, creates the bench's fixtures and tables
+// 0..n-1 through the engine, and returns the tables' FQNs.
 func engineTables(t *testing.T, cfg app.Config, n int) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -22,39 +22,21 @@ func engineTables(t *testing.T, cfg app.Config, n int) []string {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	create := func(kind string, body map[string]any) {
-		if _, err := cat.Entities.Create(ctx, meridian.System, kind, body); err != nil && meridian.ErrorCode(err) != meridian.EConflict {
-			t.Fatalf("create %s %v: %v", kind, body["name"], err)
-		}
-	}
-	create("classification", map[string]any{"name": "Tier", "description": "Tier."})
-	create("classification", map[string]any{"name": "PII", "description": "PII."})
-	for _, tag := range []string{"Sensitive", "NonSensitive"} {
-		create("tag", map[string]any{"name": tag, "classification": "PII", "description": tag + "."})
-	}
-	for _, tier := range tiers {
-		create("tag", map[string]any{"name": tier, "classification": "Tier", "description": tier + "."})
-	}
-	create("databaseService", map[string]any{"name": serviceName, "serviceType": "Postgres"})
-	for _, d := range databases {
-		create("database", map[string]any{"name": d, "service": serviceName})
-		for _, s := range schemas {
-			create("databaseSchema", map[string]any{"name": s, "database": serviceName + "." + d})
+	for _, f := range fixtures() {
+		if _, err := cat.Entities.Create(ctx, meridian.System, f.kind, f.body); err != nil && meridian.ErrorCode(err) != meridian.EConflict {
+			t.Fatalf("create %s %v: %v", f.kind, f.body["name"], err)
 		}
 	}
 	fqns := make([]string, n)
 	for i := range fqns {
-		tb := genTable(1, i)
-		b, err := json.Marshal(tb.body)
+		body, err := decodedBody(1, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var body meridian.Entity
-		if err := json.Unmarshal(b, &body); err != nil {
-			t.Fatal(err)
+		if _, err := cat.Entities.Create(ctx, meridian.System, "table", body); err != nil {
+			t.Fatalf("create table %d: %v", i, err)
 		}
-		create("table", body)
-		fqns[i] = tb.fqn
+		fqns[i] = genTable(1, i).fqn
 	}
 	return fqns
 }
