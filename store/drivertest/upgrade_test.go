@@ -236,7 +236,7 @@ func checkUpgraded(t *testing.T, db store.Driver) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 13 { // auth 1 and 2, quality 1, store 1 to 10
+	if len(applied) != 14 { // auth 1 and 2, quality 1, store 1 to 11
 		t.Errorf("module_migrations = %v", applied)
 	}
 	return applied

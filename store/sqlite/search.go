@@ -531,22 +531,41 @@ func (t *tx) page(ctx context.Context, q search.Query, groups, terms [][]string,
 
 // matchAll reads one page of a search without words: every document scores 1, in FQN
 // order. For one kind, search_docs_kind_deleted_fqn (migrations/0008) gives that order
-// without a sort; for several, each kind's first From+Size documents are read in that
-// order and only those are sorted (SQLite would otherwise sort every document of those
-// kinds: 330 ms at 100,000 tables). from is the FROM and WHERE clauses of the
-// matching documents, with args.
+// without a sort; for several, or for all (the kinds the index holds), each kind's
+// first From+Size documents are read in that order and only those are sorted (SQLite
+// would otherwise sort every document of those kinds: 330 ms at 100,000 tables). from
+// is the FROM and WHERE clauses of the matching documents, with args.
 func (t *tx) matchAll(ctx context.Context, q search.Query, from string, args []any) (*sql.Rows, error) {
+	var perKind []string
+	if kinds := slices.Compact(slices.Sorted(slices.Values(q.Kinds))); len(kinds) > 1 {
+		perKind = kinds
+	} else if len(kinds) == 0 {
+		var err error
+		if perKind, err = t.indexedKinds(ctx); err != nil {
+			return nil, err
+		}
+	}
+	query, args, err := matchAllPage(q, perKind, from, args)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+// matchAllPage returns the query of matchAll's page: from the documents of from (with
+// args) when perKind is empty, else from each of perKind's first From+Size documents.
+func matchAllPage(q search.Query, perKind []string, from string, args []any) (string, []any, error) {
 	ranked := "SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id" + from + " ORDER BY d.fqn, d.id LIMIT ? OFFSET ?"
 	rankedArgs := slices.Concat(args, []any{q.Size, q.From})
-	if kinds := slices.Compact(slices.Sorted(slices.Values(q.Kinds))); len(kinds) > 1 {
-		arms := make([]string, len(kinds))
+	if len(perKind) > 0 {
+		arms := make([]string, len(perKind))
 		rankedArgs = nil
-		for i, k := range kinds {
+		for i, k := range perKind {
 			one := q
 			one.Kinds = []string{k}
 			where, whereArgs, err := searchFilters(one)
 			if err != nil {
-				return nil, err
+				return "", nil, err
 			}
 			arms[i] = "SELECT * FROM (SELECT d.seq AS seq, d.fqn AS fqn, d.id AS id FROM search_docs d WHERE " +
 				strings.Join(where, " AND ") + " ORDER BY d.fqn, d.id LIMIT ?)"
@@ -555,8 +574,28 @@ func (t *tx) matchAll(ctx context.Context, q search.Query, from string, args []a
 		ranked = strings.Join(arms, " UNION ALL ") + " ORDER BY fqn, id LIMIT ? OFFSET ?"
 		rankedArgs = append(rankedArgs, q.Size, q.From)
 	}
-	return t.tx.QueryContext(ctx, "SELECT "+hitColumns+", 1.0 FROM ("+ranked+
-		") p JOIN search_docs d ON d.seq = p.seq ORDER BY p.fqn, p.id", rankedArgs...)
+	return "SELECT " + hitColumns + ", 1.0 FROM (" + ranked +
+		") p JOIN search_docs d ON d.seq = p.seq ORDER BY p.fqn, p.id", rankedArgs, nil
+}
+
+// indexedKinds returns the kinds of the documents in the index, each found in the
+// order of search_docs_kind_deleted_fqn by one seek past the last: a few dozen seeks,
+// where reading the kind of every document would read them all.
+func (t *tx) indexedKinds(ctx context.Context) ([]string, error) {
+	rows, err := t.tx.QueryContext(ctx, `WITH RECURSIVE k(kind) AS (
+SELECT (SELECT min(kind) FROM search_docs)
+UNION ALL
+SELECT (SELECT min(kind) FROM search_docs WHERE kind > k.kind) FROM k WHERE k.kind IS NOT NULL)
+SELECT kind FROM k WHERE kind IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search kinds: %w", err)
+	}
+	kinds, err := rowscan.All(rows, rowscan.String)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search kinds: %w", err)
+	}
+	return kinds, nil
 }
 
 // narrow picks the documents an any-word page can come from: the first of

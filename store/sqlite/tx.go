@@ -283,28 +283,7 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 		return []store.Row{}, total, nil
 	}
 
-	if q.After != nil {
-		where = append(where, "(name, id) > (?, ?)")
-		args = append(args, q.After.Name, q.After.ID)
-	}
-	if q.Before != nil {
-		where = append(where, "(name, id) < (?, ?)")
-		args = append(args, q.Before.Name, q.Before.ID)
-	}
-	query := "SELECT " + entityColumns + " FROM entities"
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	backward := q.Before != nil
-	if backward {
-		query += " ORDER BY name DESC, id DESC"
-	} else {
-		query += " ORDER BY name, id"
-	}
-	if q.Limit > 0 {
-		query += " LIMIT ?"
-		args = append(args, q.Limit)
-	}
+	query, args := listPage(q, where, args)
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
@@ -314,10 +293,49 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]store.Row, int, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
 	}
-	if backward {
+	if q.Before != nil {
 		slices.Reverse(out)
 	}
 	return out, total, nil
+}
+
+// listPage returns the query of List's page, q's Limit rows after or before its cursor,
+// from the conditions (where, with args) of the rows it counted.
+func listPage(q store.ListQuery, where []string, args []any) (string, []any) {
+	if q.After != nil {
+		where = append(where, "(name, id) > (?, ?)")
+		args = append(args, q.After.Name, q.After.ID)
+	}
+	if q.Before != nil {
+		where = append(where, "(name, id) < (?, ?)")
+		args = append(args, q.Before.Name, q.Before.ID)
+	}
+	order := " ORDER BY name, id"
+	if q.Before != nil {
+		order = " ORDER BY name DESC, id DESC"
+	}
+	if q.Kind != "" && q.Include == store.IncludeAll {
+		// Live and deleted entities of a kind are two ranges of
+		// entities_kind_deleted_name_id, each in name order: each gives its first Limit
+		// and only those are merged, where one range of the kind would be sorted whole
+		// (migrations/0011 dropped the index on kind and name alone).
+		arm := func(deleted string) string {
+			return "SELECT * FROM (SELECT " + entityColumns + " FROM entities WHERE " +
+				strings.Join(append(slices.Clone(where), "deleted = "+deleted), " AND ") + order + " LIMIT ?)"
+		}
+		return arm("0") + " UNION ALL " + arm("1") + order + " LIMIT ?",
+			slices.Concat(args, []any{q.Limit}, args, []any{q.Limit, q.Limit})
+	}
+	query := "SELECT " + entityColumns + " FROM entities"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += order
+	if q.Limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
+	}
+	return query, args
 }
 
 // PutVersion stores a snapshot; storing the same version again replaces it.

@@ -356,6 +356,10 @@ func testDriverListPaging(t *testing.T, d *driverFixture) {
 		{"negative limit returns all", store.ListQuery{Kind: "table", Limit: -1}, "a,b,c,c,d,e", 6},
 		{"include deleted", store.ListQuery{Kind: "table", Include: store.IncludeDeleted, Limit: 10}, "bb", 1},
 		{"include all", store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: 10}, "a,b,bb,c,c,d,e", 7},
+		{"include all pages through live and deleted in one order", store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: 2, After: &store.Cursor{Name: "b", ID: "id3"}}, "bb,c", 7},
+		{"include all before cursor", store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: 2, Before: &store.Cursor{Name: "c", ID: "id2"}}, "b,bb", 7},
+		{"include all first page", store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: 1}, "a", 7},
+		{"include all without a limit", store.ListQuery{Kind: "table", Include: store.IncludeAll, Limit: -1}, "a,b,bb,c,c,d,e", 7},
 		{"include non-deleted", store.ListQuery{Kind: "table", Include: store.IncludeNonDeleted, Limit: 10}, "a,b,c,c,d,e", 6},
 		{"empty kind lists every kind", store.ListQuery{Limit: 2}, "a,a", 7},
 	}

@@ -222,6 +222,34 @@ func testSearchWithoutWords(t *testing.T, f *Fixture) {
 		}
 	}
 	wantNames(t, "one kind", f.Search(search.Query{Kinds: []string{"dashboard"}, Size: 10}), "d_a", "d_c", "d_e")
+
+	// Every kind: each page continues the one FQN order, and the pages hold every
+	// document once, the deleted left out.
+	if want[0].Kind != "dashboard" {
+		t.Fatalf("the first FQN is %s's, want a dashboard's", want[0].FQN)
+	}
+	if _, err := f.E.Delete(f.Ctx, f.Admin, "dashboard", store.ByID(want[0].ID), store.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var all []search.Hit
+	total := f.Search(search.Query{Size: 0}).Total
+	for from := 0; from < total+3; from += 3 {
+		res := f.Search(search.Query{From: from, Size: 3})
+		if res.Total != total {
+			t.Fatalf("every kind from %d: total %d, want %d", from, res.Total, total)
+		}
+		for _, h := range res.Hits {
+			all = append(all, search.Hit{ID: h.ID, Kind: h.Kind, FQN: h.FQN})
+		}
+	}
+	if len(all) != total || !slices.IsSortedFunc(all, func(a, b search.Hit) int { return cmp.Or(cmp.Compare(a.FQN, b.FQN), cmp.Compare(a.ID, b.ID)) }) {
+		t.Fatalf("every kind: pages = %v, want %d hits in FQN order", all, total)
+	}
+	for i, h := range want {
+		if found := slices.ContainsFunc(all, func(g search.Hit) bool { return g.ID == h.ID }); found != (i > 0) {
+			t.Errorf("every kind: %s found %v", h.FQN, found)
+		}
+	}
 }
 
 // testSearchFilters: term filters on entityType, service, tags, owners and domains,
