@@ -261,14 +261,33 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		_ = drv.Close()
 	}
 
-	// Ingest's floor, last, as it adds 2n tables: tables 2n.. through the engine
-	// in-process.
+	// Ingest's floors, through the engine in-process, on a database of their own.
 	logf("%s: write floor", driver)
-	res.writeFloor = writeFloor(ctx, app.Config{DataDir: dataDir, DatabaseURL: dbURL}, c.seed, 2*c.n, c.n, c.workers)
+	res.writeFloor = engineFloors(ctx, c, driver, filepath.Join(tmp, driver, "floors"))
 	if res.writeFloor.err != "" {
 		logf("%s: write floor: %s", driver, res.writeFloor.err)
 	}
 	return res
+}
+
+// engineFloors runs writeFloor on a new database of driver (a new data directory, and
+// for PostgreSQL a new database on the server), so that its single creates and its
+// bulk write into a catalog of the size the REST phases wrote into, not one the REST
+// phases and the driver write floor have already grown threefold.
+func engineFloors(ctx context.Context, c config, driver, dataDir string) writeFloorResult {
+	cfg := app.Config{DataDir: dataDir}
+	if driver == "postgres" {
+		u, drop, err := throwawayDB(ctx, c.postgresURL)
+		if err != nil {
+			return writeFloorResult{err: oneLine(err.Error())}
+		}
+		defer drop()
+		cfg.DatabaseURL = u
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return writeFloorResult{err: oneLine(err.Error())}
+	}
+	return writeFloor(ctx, cfg, c.seed, c.n, c.workers)
 }
 
 func oneLine(s string) string {

@@ -381,13 +381,14 @@ func (r *report) markdown() string {
 			note("%s, driver write floor: %s", driverTitle(d.driver), d.driverWriteErr)
 		}
 	}
-	note("The engine floors run last, with the server stopped, on the same database: the catalog opened in-process " +
-		"(not run, so no outbox consumer shares the CPU and the events wait in the outbox) takes n more tables through " +
-		"Entities.Create from the same number of goroutines as the REST clients, then n more through " +
-		"Entities.BulkCreateOrUpdate, bodies decoded from JSON before the clock starts. They are the write path alone " +
-		"(authorization, the before-write sequence with the JSON Schema, staging and the group commit); the REST ratio is " +
-		"the share of it that ingest through the API keeps with HTTP, the client and the consumers on the same CPUs. " +
-		"The database size above is taken before them, and before the driver write floor.")
+	note("The engine floors run last, with the server stopped, on a new database of their own (a new SQLite file, or a " +
+		"new PostgreSQL database): the catalog opened in-process (not run, so no outbox consumer shares the CPU and the " +
+		"events wait in the outbox) takes the REST phases' tables again, the first n through Entities.Create from the " +
+		"same number of goroutines as the REST clients, then the next n through Entities.BulkCreateOrUpdate, bodies " +
+		"decoded from JSON before the clock starts. So each floor writes the same tables into a catalog of the same " +
+		"size as the REST phase beside it. They are the write path alone (authorization, the before-write sequence " +
+		"with the JSON Schema, staging and the group commit); the REST ratio is the share of it that ingest through " +
+		"the API keeps with HTTP, the client and the consumers on the same CPUs.")
 	for _, d := range cols {
 		if d.writeFloor.err != "" {
 			note("%s, engine floors: %s", driverTitle(d.driver), d.writeFloor.err)

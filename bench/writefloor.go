@@ -19,19 +19,26 @@ type writeFloorResult struct {
 	err          string  // why it has no numbers
 }
 
-// writeFloor opens the catalog cfg describes in-process (the server stopped) and loads
-// n more tables twice through the entity engine as the engine's own principal: single
-// creates (Entities.Create) from workers goroutines, then Entities.BulkCreateOrUpdate
-// calls of bulkBatch tables from workers goroutines. The catalog is not run, so no
-// outbox consumer shares the CPU; the events wait in the outbox. Bodies are decoded
-// from JSON before the clock starts, as a request's are, so the floor is the write
-// path alone: authorization, the before-write sequence, staging and the commit.
-func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, workers int) writeFloorResult {
+// writeFloor opens the catalog cfg describes in-process (a database of its own, not
+// the server's), creates the fixtures, and loads the REST phases' tables again
+// through the entity engine as the engine's own principal: tables 0..n-1 as single
+// creates (Entities.Create) from workers goroutines, then n..2n-1 in
+// Entities.BulkCreateOrUpdate calls of bulkBatch tables from workers goroutines. So
+// each floor writes the same tables into a database of the same size as the REST
+// phase beside it. The catalog is not run, so no outbox consumer shares the CPU; the
+// events wait in the outbox. Bodies are decoded from JSON before the clock starts, as
+// a request's are, so the floor is the write path alone: authorization, the
+// before-write sequence, staging and the commit.
+func writeFloor(ctx context.Context, cfg app.Config, seed uint64, n, workers int) writeFloorResult {
+	const first = 0
 	cat, err := app.Open(ctx, cfg)
 	if err != nil {
 		return writeFloorResult{err: oneLine(err.Error())}
 	}
 	defer cat.Close()
+	if err := createFixturesIn(ctx, cat); err != nil {
+		return writeFloorResult{err: "fixtures: " + oneLine(err.Error())}
+	}
 	bodies := func(from int) ([]meridian.Entity, error) {
 		out := make([]meridian.Entity, n)
 		for i := range out {
@@ -78,6 +85,17 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, first, n, work
 	}
 	res.bulk = float64(n) / wall.Seconds()
 	return res
+}
+
+// createFixturesIn creates the fixtures through cat's engine; one already there (a
+// seeded classification, say) is kept.
+func createFixturesIn(ctx context.Context, cat *app.Catalog) error {
+	for _, f := range fixtures() {
+		if _, err := cat.Entities.Create(ctx, meridian.System, f.kind, f.body); err != nil && meridian.ErrorCode(err) != meridian.EConflict {
+			return fmt.Errorf("create %s %v: %w", f.kind, f.body["name"], err)
+		}
+	}
+	return nil
 }
 
 // decodedBody is table i's create body as a request's is decoded: through JSON.

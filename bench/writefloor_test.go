@@ -22,10 +22,8 @@ func engineTables(t *testing.T, cfg app.Config, n int) []string {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	for _, f := range fixtures() {
-		if _, err := cat.Entities.Create(ctx, meridian.System, f.kind, f.body); err != nil && meridian.ErrorCode(err) != meridian.EConflict {
-			t.Fatalf("create %s %v: %v", f.kind, f.body["name"], err)
-		}
+	if err := createFixturesIn(ctx, cat); err != nil {
+		t.Fatal(err)
 	}
 	fqns := make([]string, n)
 	for i := range fqns {
