@@ -9,11 +9,17 @@ import (
 // writes stream into a saturated single writer (Dispatcher.Yield).
 const DefaultYield = 30 * time.Second
 
-// yieldWindow is how often the dispatcher reads the single writer's load, and the span
-// it judges that load over.
+// yieldWindow is how often the dispatcher reads the single writer's load, and the
+// shortest span it judges that load over.
 const yieldWindow = 100 * time.Millisecond
 
-// yieldBusy is the share of a window the single writer must have been busy, while entity
+// yieldSpan is the longest span the dispatcher judges the writer's load over: a burst
+// of large writes (bulk requests, each prepared outside the writer before it commits)
+// leaves the writer idle for a window now and then, and consumers that ran in each
+// such window would take the CPU the burst's next writes need.
+const yieldSpan = time.Second
+
+// yieldBusy is the share of a span the single writer must have been busy, while entity
 // writes kept arriving, for the consumers to yield.
 const yieldBusy = 0.5
 
@@ -32,6 +38,22 @@ func saturated(a, b loadSample) bool {
 	return span > 0 && b.writes > a.writes && float64(b.busy-a.busy) >= yieldBusy*float64(span)
 }
 
+// loadHistory holds the samples of the last yieldSpan, oldest first.
+type loadHistory []loadSample
+
+// add records cur and reports whether the writer is saturated: over the last window,
+// or over the whole span, so that one quiet window inside a burst does not end it.
+func (h *loadHistory) add(cur loadSample) bool {
+	s := *h
+	sat := len(s) > 0 && (saturated(s[len(s)-1], cur) || saturated(s[0], cur))
+	s = append(s, cur)
+	for len(s) > 1 && cur.at.Sub(s[1].at) >= yieldSpan {
+		s = s[1:]
+	}
+	*h = s
+	return sat
+}
+
 // watchLoad reads the single writer's load every yieldWindow until ctx ends and keeps
 // d.saturated up to date.
 func (d *Dispatcher) watchLoad(ctx context.Context, g GroupCommitter) {
@@ -40,7 +62,8 @@ func (d *Dispatcher) watchLoad(ctx context.Context, g GroupCommitter) {
 	sample := func() loadSample {
 		return loadSample{at: time.Now(), busy: g.GroupStats().Busy, writes: d.writes.Load()}
 	}
-	prev := sample()
+	var hist loadHistory
+	hist.add(sample())
 	for {
 		select {
 		case <-ctx.Done():
@@ -48,9 +71,7 @@ func (d *Dispatcher) watchLoad(ctx context.Context, g GroupCommitter) {
 			return
 		case <-t.C:
 		}
-		cur := sample()
-		d.saturated.Store(saturated(prev, cur))
-		prev = cur
+		d.saturated.Store(hist.add(sample()))
 	}
 }
 
