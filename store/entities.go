@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type Entities struct {
 	recent  *recentRows // rows prepared creates found lately (recentrows.go)
 	// tagNodes are the tag rules' facts of the tags found lately (tagnodes.go).
 	tagNodes tagNodes
+	// prepSlots bounds the bulk creates prepared at once, across requests, on a driver
+	// with a single writer in this process (precreateAll); nil elsewhere.
+	prepSlots chan struct{}
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -52,6 +56,9 @@ func New(c Config) *Entities {
 	}
 	s := &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now,
 		notify: c.Notify, jobs: c.Jobs, secrets: map[string]*secretRules{}, recent: newRecentRows(now)}
+	if _, ok := c.Driver.(GroupCommitter); ok {
+		s.prepSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	}
 	if ss, ok := c.Validator.(SecretSchema); ok && c.Registry != nil {
 		for _, k := range c.Registry.Kinds() {
 			if r := newSecretRules(ss.Secrets(k.Name)); r != nil {

@@ -87,7 +87,13 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 }
 
 // precreateAll prepares the creates of bodies in parallel; an element is nil where
-// the create must take the usual path.
+// the create must take the usual path. On a driver with a single writer in this
+// process (SQLite), concurrent bulk requests share s.prepSlots, one a CPU: eight
+// requests would otherwise prepare on sixteen goroutines, and the writer, which must
+// commit what they prepare, would wait its turn for a CPU behind them (the bulk
+// endpoint then kept about 0.7x of the driver write floor instead of 0.8x). Elsewhere
+// (PostgreSQL) a preparation mostly waits for the database's answers, and the
+// requests' preparations overlap those waits.
 func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
 	out := make([]*precreate, len(bodies))
 	next := make(chan int)
@@ -97,7 +103,13 @@ func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *m
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if s.prepSlots != nil {
+					s.prepSlots <- struct{}{}
+				}
 				out[i] = s.precreate(ctx, p, k, bodies[i], true)
+				if s.prepSlots != nil {
+					<-s.prepSlots
+				}
 			}
 		}()
 	}

@@ -1,9 +1,13 @@
 package storetest
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/store"
@@ -112,6 +116,68 @@ func testBulkIsBounded(t *testing.T, f *Fixture) {
 	_, err = f.E.BulkCreateOrUpdate(f.Ctx, f.Admin, "noSuchKind", bodies[:1])
 	if meridian.ErrorCode(err) == "" {
 		t.Fatal("an unknown kind must be refused")
+	}
+}
+
+// concurrencyValidator validates with next, and records the most calls it ran at once.
+type concurrencyValidator struct {
+	next      store.Validator
+	mu        sync.Mutex
+	now, most int
+}
+
+func (v *concurrencyValidator) Validate(kind string, e meridian.Entity) error {
+	v.mu.Lock()
+	v.now++
+	v.most = max(v.most, v.now)
+	v.mu.Unlock()
+	time.Sleep(time.Millisecond) // long enough for the other requests' preparations to overlap
+	defer func() {
+		v.mu.Lock()
+		v.now--
+		v.mu.Unlock()
+	}()
+	return v.next.Validate(kind, e)
+}
+
+// testBulkPreparesOnePerCPUAcrossRequests: on a driver with a single writer in the
+// process (a GroupCommitter), concurrent bulk requests prepare their creates outside
+// the writer at most one a CPU between them, so the writer that commits what they
+// prepare is not left waiting for a CPU. On every driver all of them are written.
+func testBulkPreparesOnePerCPUAcrossRequests(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	v := &concurrencyValidator{next: f.valid}
+	e := store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Validator: v})
+	const requests, each = 6, 20
+	var wg sync.WaitGroup
+	errs := make([]error, requests)
+	for r := range requests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bodies := make([]meridian.Entity, each)
+			for i := range bodies {
+				bodies[i] = tableBody(fmt.Sprintf("r%d_%02d", r, i), "INT")
+			}
+			items, err := e.BulkCreateOrUpdate(f.Ctx, f.Admin, "table", bodies)
+			for _, it := range items {
+				err = cmp.Or(err, it.Err)
+			}
+			errs[r] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.tableEvents()); n != requests*each {
+		t.Fatalf("%d tables written, want %d", n, requests*each)
+	}
+	if _, single := f.Driver.(store.GroupCommitter); !single {
+		return
+	}
+	if cpus := runtime.GOMAXPROCS(0); v.most > cpus {
+		t.Fatalf("%d creates prepared at once, want at most %d (one a CPU)", v.most, cpus)
 	}
 }
 

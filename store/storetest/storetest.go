@@ -86,6 +86,7 @@ func Run(t *testing.T, open Open) {
 		{"RolesAreStoredAsNamesAndAnsweredAsReferences", testRolesAreStoredAsNamesAndAnsweredAsReferences},
 		{"BulkWritesEachEntityAsIfSentAlone", testBulkWritesEachEntityAsIfSentAlone},
 		{"BulkIsBounded", testBulkIsBounded},
+		{"BulkPreparesOnePerCPUAcrossRequests", testBulkPreparesOnePerCPUAcrossRequests},
 		{"BulkSeesItsOwnEarlierWrites", testBulkSeesItsOwnEarlierWrites},
 		{"ACreatesAnswerIsTheCallersOwn", testACreatesAnswerIsTheCallersOwn},
 		{"CreatesRacingTheirParentsDeletionLeaveNoOrphan", testCreatesRacingTheirParentsDeletionLeaveNoOrphan},
