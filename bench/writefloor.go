@@ -30,7 +30,6 @@ type writeFloorResult struct {
 // a request's are, so the floor is the write path alone: authorization, the
 // before-write sequence, staging and the commit.
 func writeFloor(ctx context.Context, cfg app.Config, seed uint64, n, workers int) writeFloorResult {
-	const first = 0
 	cat, err := app.Open(ctx, cfg)
 	if err != nil {
 		return writeFloorResult{err: oneLine(err.Error())}
@@ -50,13 +49,13 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, n, workers int
 		return out, nil
 	}
 	var res writeFloorResult
-	single, err := bodies(first)
+	single, err := bodies(0)
 	if err != nil {
 		return writeFloorResult{err: oneLine(err.Error())}
 	}
 	wall, err := parallel(ctx, n, 1, workers, func(i, _ int) error {
 		if _, err := cat.Entities.Create(ctx, meridian.System, "table", single[i]); err != nil {
-			return fmt.Errorf("table %d: %w", first+i, err)
+			return fmt.Errorf("table %d: %w", i, err)
 		}
 		return nil
 	})
@@ -64,18 +63,18 @@ func writeFloor(ctx context.Context, cfg app.Config, seed uint64, n, workers int
 		return writeFloorResult{err: "single creates: " + oneLine(err.Error())}
 	}
 	res.single = float64(n) / wall.Seconds()
-	bulk, err := bodies(first + n)
+	bulk, err := bodies(n)
 	if err != nil {
 		return writeFloorResult{err: oneLine(err.Error())}
 	}
 	wall, err = parallel(ctx, n, bulkBatch, workers, func(from, to int) error {
 		items, err := cat.Entities.BulkCreateOrUpdate(ctx, meridian.System, "table", bulk[from:to])
 		if err != nil {
-			return fmt.Errorf("tables %d..%d: %w", first+n+from, first+n+to-1, err)
+			return fmt.Errorf("tables %d..%d: %w", n+from, n+to-1, err)
 		}
 		for i, it := range items {
 			if it.Err != nil {
-				return fmt.Errorf("table %d: %w", first+n+from+i, it.Err)
+				return fmt.Errorf("table %d: %w", n+from+i, it.Err)
 			}
 		}
 		return nil

@@ -131,12 +131,12 @@ func (v *concurrencyValidator) Validate(kind string, e meridian.Entity) error {
 	v.now++
 	v.most = max(v.most, v.now)
 	v.mu.Unlock()
-	time.Sleep(time.Millisecond) // long enough for the other requests' preparations to overlap
 	defer func() {
 		v.mu.Lock()
 		v.now--
 		v.mu.Unlock()
 	}()
+	time.Sleep(time.Millisecond) // long enough for the other requests' preparations to overlap
 	return v.next.Validate(kind, e)
 }
 
