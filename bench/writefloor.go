@@ -120,7 +120,8 @@ type driverCopy struct {
 // driverWriteFloor is the storage's own floor for ingest. It reads the rows the
 // engine stored for the tables named fqns (the table row, the relations it is at
 // either end of), renames each (a new id, "_copy" after its name) and, with the clock
-// running, writes them straight through the driver: Tx.Insert, PutVersion, Relate,
+// running, writes them straight through the driver: Tx.Insert (the row is also its
+// version's snapshot, as the engine writes a table), Relate,
 // the change event (AppendEncodedEvent with the snapshot's document where the driver
 // has it, as the engine does) and Index, in transactions of driverFloorChunk tables on
 // one goroutine, as a bulk chunk commits under the single writer. There is no
@@ -199,7 +200,7 @@ func copyOf(ctx context.Context, tx store.Tx, k *meridian.Kind, fqn string) (dri
 	sd.Snapshot, sd.Created = true, true
 	return driverCopy{
 		row: store.Row{ID: id, Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: row.Version,
-			UpdatedAt: row.UpdatedAt, UpdatedBy: row.UpdatedBy, Doc: doc},
+			UpdatedAt: row.UpdatedAt, UpdatedBy: row.UpdatedBy, Doc: doc, Snapshot: true},
 		rels: rels,
 		event: meridian.ChangeEvent{ID: meridian.NewID(), EventType: meridian.EventEntityCreated, EntityType: k.Name,
 			EntityID: id, EntityFQN: e.FQN(), UserName: row.UpdatedBy, Timestamp: row.UpdatedAt,
@@ -232,10 +233,9 @@ func writeCopies(ctx context.Context, drv store.Driver, copies []driverCopy) err
 
 // writeCopy writes one table's rows in tx, as the engine's create does.
 func writeCopy(ctx context.Context, tx store.Tx, c driverCopy) error {
+	// The row is its version's snapshot (Row.Snapshot), as a table's whose document
+	// holds no relationship field: the engine stores no other.
 	if err := tx.Insert(ctx, c.row); err != nil {
-		return err
-	}
-	if err := tx.PutVersion(ctx, c.row.ID, c.row.Version, c.row.Doc); err != nil {
 		return err
 	}
 	for _, r := range c.rels {

@@ -220,6 +220,13 @@ type written struct {
 	snapshotEvent          bool
 }
 
+// rowIsVersion says the row's bytes are the snapshot's (a document without relationship
+// fields): the row is then written as its version's snapshot (Row.Snapshot), not stored
+// twice.
+func (w written) rowIsVersion() bool {
+	return len(w.row) == len(w.version) && (len(w.row) == 0 || &w.row[0] == &w.version[0])
+}
+
 // indexed is the write's search document, from its change event's document. When
 // snapshotEvent says that document is the stored snapshot, the search document refers
 // to the snapshot and carries no Source (search.Doc.Snapshot).

@@ -59,6 +59,13 @@ type Row struct {
 	UpdatedBy string
 	Deleted   bool
 	Doc       []byte
+	// Snapshot says Doc is also the entity's snapshot at Version, the document
+	// PutVersion would store (an entity with no relationship field in its document).
+	// The driver then keeps the row as that snapshot (Tx.Version and Tx.Versions answer
+	// it), and an Update keeps it as the snapshot of the version it replaces, so a
+	// write stores the document once. It is written, not read: a Row a read answers
+	// leaves it false.
+	Snapshot bool
 }
 
 // Include selects rows by their deleted flag.
@@ -165,10 +172,13 @@ type Tx interface {
 	Get(ctx context.Context, kind, id string) (Row, error)
 	// GetByFQN reads a row by kind and FQN.
 	GetByFQN(ctx context.Context, kind, fqn string) (Row, error)
-	// Insert adds a new row. A duplicate (kind, FQN) or id is EConflict.
+	// Insert adds a new row. A duplicate (kind, FQN) or id is EConflict. With
+	// r.Snapshot the row is also the snapshot of r.Version (no PutVersion needed).
 	Insert(ctx context.Context, r Row) error
 	// Update replaces a row whose stored version is expect. Otherwise it is
-	// EPreconditionFailed and nothing is written.
+	// EPreconditionFailed and nothing is written. The snapshots stored before stay as
+	// they were (a replaced row that was its version's snapshot becomes a stored one);
+	// with r.Snapshot the new row is the snapshot of r.Version, replacing any stored.
 	Update(ctx context.Context, r Row, expect meridian.Version) error
 	// Remove deletes a row, its version snapshots, its search document, every
 	// relation touching it, and the rows each module keeps about it (Module.OnRemove).

@@ -36,7 +36,7 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 		return staged{}, err
 	}
 	row := Row{ID: e.ID(), Kind: k.Name, Name: e.Name(), FQN: e.FQN(), Version: meridian.InitialVersion,
-		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row}
+		UpdatedAt: int64(e["updatedAt"].(float64)), UpdatedBy: e.String("updatedBy"), Doc: w.row, Snapshot: w.rowIsVersion()}
 	doc := w.indexed(k)
 	doc.Created = true // its id is new (draft)
 	return staged{row: row, w: w, search: doc.WithTerms(),
@@ -57,8 +57,10 @@ func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st
 	if err := syncRelations(ctx, tx, k, row.ID, nil, d.entity); err != nil {
 		return err
 	}
-	if err := tx.PutVersion(ctx, row.ID, row.Version, st.w.version); err != nil {
-		return err
+	if !row.Snapshot {
+		if err := tx.PutVersion(ctx, row.ID, row.Version, st.w.version); err != nil {
+			return err
+		}
 	}
 	if err := tx.Index(ctx, st.search); err != nil {
 		return err
@@ -134,7 +136,7 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 		return nil, "", err
 	}
 	updated := Row{ID: row.ID, Kind: k.Name, Name: row.Name, FQN: row.FQN, Version: version, UpdatedAt: now,
-		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: w.row}
+		UpdatedBy: principalName(p), Deleted: next.Deleted(), Doc: w.row, Snapshot: w.rowIsVersion()}
 	if err := tx.Update(ctx, updated, row.Version); err != nil {
 		if meridian.ErrorCode(err) == meridian.EPreconditionFailed {
 			// The caller's If-Match was checked against what this write read; a version
@@ -146,8 +148,10 @@ func (s *Entities) update(ctx context.Context, tx Tx, p *meridian.Principal, k *
 	if err := syncRelations(ctx, tx, k, row.ID, old, next); err != nil {
 		return nil, "", err
 	}
-	if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
-		return nil, "", err
+	if !updated.Snapshot {
+		if err := tx.PutVersion(ctx, row.ID, version, w.version); err != nil {
+			return nil, "", err
+		}
 	}
 	if err := tx.Index(ctx, w.indexed(k)); err != nil {
 		return nil, "", err

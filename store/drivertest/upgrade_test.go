@@ -97,6 +97,7 @@ func oldSQLite(t *testing.T) string {
 	}
 	exec(`INSERT INTO entities (id, kind, name, fqn, version, updated_at, updated_by, deleted, doc)
 VALUES (?, 'testCase', 'rows', ?, 1, 1735689000000, 'admin', 0, ?)`, testCaseID, testCaseFQN, testCaseDoc)
+	exec(`INSERT INTO entity_versions (id, version, doc) VALUES (?, 1, ?)`, testCaseID, testCaseDoc)
 	exec("INSERT INTO tokens (id, hash, user_name, name, token_type, created_at, expires_at, revoked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		oldToken.ID, oldToken.Hash, oldToken.UserName, oldToken.Name, oldToken.TokenType, oldToken.CreatedAt, oldToken.ExpiresAt, 0)
 	exec(`INSERT INTO points (series, entity_id, ts, doc) VALUES (?, ?, ?, ?)
@@ -141,6 +142,7 @@ func oldPostgres(t *testing.T) string {
 	}
 	exec(`INSERT INTO entities (id, kind, name, fqn, version, updated_at, updated_by, deleted, doc)
 VALUES ($1, 'testCase', 'rows', $2, 1, 1735689000000, 'admin', false, $3)`, testCaseID, testCaseFQN, testCaseDoc)
+	exec(`INSERT INTO entity_versions (id, version, doc) VALUES ($1, 1, $2)`, testCaseID, testCaseDoc)
 	exec("INSERT INTO tokens (id, hash, user_name, name, token_type, created_at, expires_at, revoked) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
 		oldToken.ID, oldToken.Hash, oldToken.UserName, oldToken.Name, oldToken.TokenType, oldToken.CreatedAt, oldToken.ExpiresAt, false)
 	exec(`INSERT INTO points (series, entity_id, ts, doc) VALUES ($1, $2, $3, $4)
@@ -203,6 +205,9 @@ func checkUpgraded(t *testing.T, db store.Driver) []string {
 	if err != nil || tc["testCaseStatus"] != "Failed" {
 		t.Errorf("test case = %v, %v; want status Failed from its result", tc, err)
 	}
+	if vs, err := ents.Versions(ctx, admin, "testCase", testCaseID); err != nil || len(vs) != 1 {
+		t.Errorf("versions of the test case = %v, %v; want its one snapshot", vs, err)
+	}
 	if rs, err := quality.ListResults(ctx, ents, admin, testCaseFQN, 0, 0); err != nil || len(rs) != 1 || rs[0]["id"] != "r1" {
 		t.Errorf("results = %v, %v", rs, err)
 	}
@@ -236,7 +241,7 @@ func checkUpgraded(t *testing.T, db store.Driver) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 14 { // auth 1 and 2, quality 1, store 1 to 11
+	if len(applied) != 15 { // auth 1 and 2, quality 1, store 1 to 12
 		t.Errorf("module_migrations = %v", applied)
 	}
 	return applied

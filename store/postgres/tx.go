@@ -136,10 +136,10 @@ func (t *tx) Insert(ctx context.Context, r store.Row) error {
 			return errExists()
 		}
 		return nil
-	}, `INSERT INTO entities (`+entityColumns+`)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	}, `INSERT INTO entities (`+entityColumns+`, snapshot)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT DO NOTHING`,
-		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc))
+		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc), r.Snapshot)
 }
 
 // Update replaces a row whose stored version is expect. The statement runs inside a
@@ -149,22 +149,35 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	if err := t.write(); err != nil {
 		return err
 	}
+	replaced := int64(-1) // see rowscan.KeepSnapshot
+	if r.Snapshot {
+		replaced = int64(r.Version)
+	}
 	b := &pgx.Batch{}
 	b.Queue("SAVEPOINT meridian_update")
+	b.Queue(rowscan.KeepSnapshot, r.ID, int64(expect), replaced)
 	b.Queue(`UPDATE entities
-SET name = $1, fqn = $2, version = $3, updated_at = $4, updated_by = $5, deleted = $6, doc = $7
-WHERE id = $8 AND version = $9`,
-		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc),
+SET name = $1, fqn = $2, version = $3, updated_at = $4, updated_by = $5, deleted = $6, doc = $7, snapshot = $8
+WHERE id = $9 AND version = $10`,
+		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, r.Deleted, string(r.Doc), r.Snapshot,
 		r.ID, int64(expect))
+	if r.Snapshot {
+		b.Queue(rowscan.DropSnapshot, r.ID, int64(r.Version))
+	}
 	b.Queue("RELEASE SAVEPOINT meridian_update")
 	res := t.tx.SendBatch(ctx, b)
-	_, err := res.Exec()
+	_, err := res.Exec() // SAVEPOINT
+	if err == nil {
+		_, err = res.Exec() // KeepSnapshot
+	}
 	var tag pgconn.CommandTag
 	if err == nil {
-		tag, err = res.Exec()
+		tag, err = res.Exec() // UPDATE
 	}
-	if err == nil {
-		_, err = res.Exec()
+	for range b.Len() - 3 { // DropSnapshot, RELEASE
+		if err == nil {
+			_, err = res.Exec()
+		}
 	}
 	if cerr := res.Close(); err == nil {
 		err = cerr
@@ -356,7 +369,7 @@ ON CONFLICT (id, version) DO UPDATE SET doc = excluded.doc`, id, int64(v), strin
 }
 
 func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
-	rows, err := t.tx.Query(ctx, "SELECT doc FROM entity_versions WHERE id = $1 ORDER BY version DESC", id)
+	rows, err := t.tx.Query(ctx, rowscan.Versions, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: versions: %w", err)
 	}
@@ -370,7 +383,7 @@ func (t *tx) Versions(ctx context.Context, id string) ([][]byte, error) {
 
 func (t *tx) Version(ctx context.Context, id string, v meridian.Version) ([]byte, error) {
 	var doc []byte
-	err := t.tx.QueryRow(ctx, "SELECT doc FROM entity_versions WHERE id = $1 AND version = $2", id, int64(v)).Scan(&doc)
+	err := t.tx.QueryRow(ctx, rowscan.Version, id, int64(v)).Scan(&doc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, meridian.Errorf(meridian.ENotFound, "entity instance for %s version %s not found", id, v)
 	}

@@ -147,9 +147,12 @@ previous_version, current_version, change_description, `
 // snapshot_version instead of a copy in entity, and is read with the snapshot's document.
 const EventColumns = eventColumnsHead + `COALESCE(entity, ` + eventSnapshot + `) AS entity, recursive`
 
-// eventSnapshot is the document of the snapshot a change_events row refers to.
-const eventSnapshot = `(SELECT v.doc FROM entity_versions v
-WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version)`
+// eventSnapshot is the document of the snapshot a change_events row refers to: its
+// entity_versions row, or the entity's row while that is the snapshot (currentSnapshot).
+const eventSnapshot = `COALESCE((SELECT v.doc FROM entity_versions v
+WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version),
+(SELECT e.doc FROM entities e
+WHERE e.id = change_events.entity_id AND e.version = change_events.snapshot_version AND e.snapshot))`
 
 // InlineEventSnapshots is the statement, with the entity's id as its one parameter
 // ($1), that copies the snapshots the events of an entity refer to into the events, so
@@ -159,8 +162,47 @@ WHERE entity_id = $1 AND snapshot_version IS NOT NULL`
 
 // HitSnapshot is the document of the snapshot of the entity's current version, for a
 // hit of search_docs d whose source is that snapshot's (search.Doc.Snapshot).
-const HitSnapshot = `(SELECT v.doc FROM entities e
-JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id)`
+const HitSnapshot = `(SELECT COALESCE(v.doc, CASE WHEN e.snapshot THEN e.doc END) FROM entities e
+LEFT JOIN entity_versions v ON v.id = e.id AND v.version = e.version WHERE e.id = d.id)`
+
+// The snapshot of an entity's current version is stored once when the entity's row
+// document is that snapshot (store.Row.Snapshot; migrations/0012): entities.snapshot is
+// set, and entity_versions holds no row for that version until an update replaces it.
+// A snapshot is then the entity_versions row when there is one, and otherwise the
+// entities row of that version when it is marked. These statements, with numbered
+// parameters, are the drivers' reads and writes of that layout.
+const (
+	// Version reads the snapshot of entity $1 at version $2.
+	Version = `SELECT doc FROM entity_versions WHERE id = $1 AND version = $2
+UNION ALL
+SELECT doc FROM entities e WHERE e.id = $1 AND e.version = $2 AND e.snapshot` + currentOnly
+
+	// Versions reads every snapshot of entity $1, newest first.
+	Versions = `SELECT doc FROM (SELECT version, doc FROM entity_versions WHERE id = $1
+UNION ALL
+SELECT e.version, e.doc FROM entities e WHERE e.id = $1 AND e.snapshot` + currentOnly + `) s
+ORDER BY version DESC`
+
+	// KeepSnapshot runs before an update of entity $1 from version $2: it copies the
+	// row's document into entity_versions when the row is the snapshot of version $2,
+	// unless $3 is that version too (the update replaces that version's snapshot with
+	// a new row that is its snapshot; -1 otherwise). A snapshot already stored for the
+	// version is kept.
+	KeepSnapshot = `INSERT INTO entity_versions (id, version, doc)
+SELECT id, version, doc FROM entities WHERE id = $1 AND version = $2 AND snapshot AND version <> $3
+ON CONFLICT (id, version) DO NOTHING`
+
+	// DropSnapshot runs after an update of entity $1 to version $2 whose row is that
+	// version's snapshot (Row.Snapshot): it removes a snapshot stored for the version,
+	// which would be read in the row's place, if the update took place.
+	DropSnapshot = `DELETE FROM entity_versions WHERE id = $1 AND version = $2
+AND EXISTS (SELECT 1 FROM entities WHERE id = $1 AND version = $2 AND snapshot)`
+)
+
+// currentOnly keeps an entities row out of a read of snapshots when entity_versions
+// already holds that version's.
+const currentOnly = `
+AND NOT EXISTS (SELECT 1 FROM entity_versions v WHERE v.id = e.id AND v.version = e.version)`
 
 // EventColumnsWithoutEntity are EventColumns with NULL in place of the entity document,
 // for a reader that does not use it: Event then neither reads nor decodes it.

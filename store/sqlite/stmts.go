@@ -58,7 +58,9 @@ const (
 	// Writes, prepared on the writer only (from firstWrite on). They follow the
 	// variants of stmtRelated.
 	stmtInsert = stmtRelated + 2*relatedPrepared + iota
+	stmtKeepSnapshot
 	stmtUpdate
+	stmtDropSnapshot
 	stmtRemoveVersions
 	stmtInlineEventSnapshots
 	stmtRemoveRelations
@@ -111,8 +113,8 @@ var stmtSQL = func() [numStmts]string {
 	s[stmtGetKind] = "SELECT " + entityColumns + " FROM entities WHERE id = ? AND kind = ?"
 	s[stmtGetByFQN] = "SELECT " + entityColumns + " FROM entities WHERE kind = ? AND fqn = ?"
 	s[stmtExists] = "SELECT 1 FROM entities WHERE id = ?"
-	s[stmtVersions] = "SELECT doc FROM entity_versions WHERE id = ? ORDER BY version DESC"
-	s[stmtVersion] = "SELECT doc FROM entity_versions WHERE id = ? AND version = ?"
+	s[stmtVersions] = rowscan.Versions
+	s[stmtVersion] = rowscan.Version
 	for mask := 0; mask < 8; mask++ {
 		s[stmtRelations+stmtID(mask)] = relationsSQL(mask)
 	}
@@ -133,11 +135,13 @@ var stmtSQL = func() [numStmts]string {
 		s[relatedStmt(n, true)] = relatedSQL(n, true)
 	}
 
-	s[stmtInsert] = `INSERT INTO entities (` + entityColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	s[stmtInsert] = `INSERT INTO entities (` + entityColumns + `, snapshot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	s[stmtKeepSnapshot] = rowscan.KeepSnapshot
 	s[stmtUpdate] = `UPDATE entities
-SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?
+SET name = ?, fqn = ?, version = ?, updated_at = ?, updated_by = ?, deleted = ?, doc = ?, snapshot = ?
 WHERE id = ? AND version = ?`
+	s[stmtDropSnapshot] = rowscan.DropSnapshot
 	s[stmtRemoveVersions] = "DELETE FROM entity_versions WHERE id = ?"
 	s[stmtInlineEventSnapshots] = rowscan.InlineEventSnapshots
 	s[stmtRemoveRelations] = "DELETE FROM relations WHERE from_id = ? OR to_id = ?"

@@ -123,8 +123,8 @@ func (t *tx) Insert(ctx context.Context, r store.Row) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	_, err := t.exec(ctx, stmtInsert,
-		r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc))
+	_, err := t.exec(ctx, stmtInsert, r.ID, r.Kind, r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy,
+		boolInt(r.Deleted), string(r.Doc), boolInt(r.Snapshot))
 	if isUnique(err) {
 		return errExists()
 	}
@@ -138,8 +138,15 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	if err := t.write(); err != nil {
 		return err
 	}
+	replaced := int64(-1) // see rowscan.KeepSnapshot
+	if r.Snapshot {
+		replaced = int64(r.Version)
+	}
+	if _, err := t.exec(ctx, stmtKeepSnapshot, r.ID, int64(expect), replaced); err != nil {
+		return fmt.Errorf("sqlite: keep snapshot: %w", err)
+	}
 	res, err := t.exec(ctx, stmtUpdate,
-		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc),
+		r.Name, r.FQN, int64(r.Version), r.UpdatedAt, r.UpdatedBy, boolInt(r.Deleted), string(r.Doc), boolInt(r.Snapshot),
 		r.ID, int64(expect))
 	if isUnique(err) {
 		return errExists()
@@ -152,6 +159,11 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 		return fmt.Errorf("sqlite: update entity: %w", err)
 	}
 	if n > 0 {
+		if r.Snapshot {
+			if _, err := t.exec(ctx, stmtDropSnapshot, r.ID, int64(r.Version)); err != nil {
+				return fmt.Errorf("sqlite: update entity: %w", err)
+			}
+		}
 		return nil
 	}
 	var one int

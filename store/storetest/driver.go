@@ -44,6 +44,7 @@ func RunDriver(t *testing.T, open Open, opts DriverOptions) {
 		{"ListPrefixConditionsTakeFQNPartsLiterally", testDriverListPrefix},
 		{"ListFieldConditionsMatchScalarsAndArrayElements", testDriverListFields},
 		{"VersionsAreNewestFirst", testDriverVersions},
+		{"RowsThatAreTheirSnapshotKeepEveryVersion", testDriverRowSnapshots},
 		{"RelationsFilterOldestFirstAndKeepDetails", testDriverRelations},
 		{"RelatedJoinsLiveTargetsOldestFirst", testDriverRelated},
 		{"EventsKeepOrderAndRoundTrip", testDriverEvents},

@@ -1,0 +1,11 @@
+-- 0012_current_snapshot: the snapshot of an entity's current version is stored once.
+-- A write whose row document is also the version's snapshot (store.Row.Snapshot: every
+-- entity without relationship fields in its document) sets entities.snapshot = 1 and
+-- writes no entity_versions row for that version; the row is the snapshot. An update
+-- first copies such a row's document into entity_versions as the snapshot of the
+-- version it replaces. Reads of a version (Tx.Version, Tx.Versions, an event's or a
+-- search hit's snapshot) take the entity_versions row when there is one, and otherwise
+-- the entities row if it is that version's snapshot. A table's document is a page of
+-- its own, so a create writes one page fewer. Rows written before keep their
+-- entity_versions snapshots (snapshot = 0). PostgreSQL's 0012 adds the same column.
+ALTER TABLE entities ADD COLUMN snapshot INTEGER NOT NULL DEFAULT 0;
