@@ -130,7 +130,7 @@ func (s *Entities) locate(ctx context.Context, tx Tx, k *meridian.Kind, d *draft
 	if k.Prepare == nil {
 		want = map[string]bool{}
 	}
-	parentDoc, err := s.full(ctx, tx, pk, parent, want)
+	parentDoc, err := s.parentDoc(ctx, tx, pk, parent, want)
 	if err != nil {
 		return "", err
 	}
@@ -153,6 +153,23 @@ func (s *Entities) locate(ctx context.Context, tx Tx, k *meridian.Kind, d *draft
 		fqn = parent.FQN + "." + meridian.QuoteName(e.Name())
 	}
 	return fqn, nil
+}
+
+// parentDoc is s.full of a create's parent, from s.parents when its document is one
+// decoded lately and reading it needs nothing else: want names no field, and the kind
+// seals no secret.
+func (s *Entities) parentDoc(ctx context.Context, tx Tx, k *meridian.Kind, parent Row, want map[string]bool) (meridian.Entity, error) {
+	kept := want != nil && len(want) == 0 && s.secrets[k.Name] == nil
+	if kept {
+		if e, ok := s.parents.get(parent.Doc); ok {
+			return e, nil
+		}
+	}
+	e, err := s.full(ctx, tx, k, parent, want)
+	if err == nil && kept {
+		s.parents.put(parent.Doc, e)
+	}
+	return e, err
 }
 
 // resolveFields turns the relationship fields and reference fields of a document into

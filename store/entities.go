@@ -24,6 +24,7 @@ type Entities struct {
 	secrets map[string]*secretRules
 	cache   readCache   // encoded GET answers (cache.go)
 	recent  *recentRows // rows prepared creates found lately (recentrows.go)
+	parents parentDocs  // parents' documents creates decoded lately (parentdocs.go)
 	// tagNodes are the tag rules' facts of the tags found lately (tagnodes.go).
 	tagNodes tagNodes
 	// prepSlots bounds the bulk creates prepared at once, across requests, on a driver
