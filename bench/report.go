@@ -370,7 +370,8 @@ func (r *report) markdown() string {
 		"database, after the database size above is taken: the rows the engine stored for each of the bulk's tables "+
 		"(the table row, the relations it is at either end of) are read, renamed (a new id, `_copy` after the name) "+
 		"and, with the clock running, written straight through the driver as the engine's create writes them (the "+
-		"row, its version snapshot, the relations, the change event, the search document and its full-text row), "+
+		"row, which is also its version snapshot, the relations, the change event, the search document and its "+
+		"full-text row), "+
 		"%d tables a transaction on one goroutine, as a bulk chunk commits under the single writer. No authorization, "+
 		"draft, JSON Schema or encoding is in it. On SQLite, whose one writer commits every write, an ingest path goes "+
 		"faster only by committing more tables at once (the group commit may join chunks: one fsync, shared pages); "+
