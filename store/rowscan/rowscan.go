@@ -148,7 +148,7 @@ previous_version, current_version, change_description, `
 const EventColumns = eventColumnsHead + `COALESCE(entity, ` + eventSnapshot + `) AS entity, recursive`
 
 // eventSnapshot is the document of the snapshot a change_events row refers to: its
-// entity_versions row, or the entity's row while that is the snapshot (currentSnapshot).
+// entity_versions row, or the entity's row while that is the snapshot (see Version).
 const eventSnapshot = `COALESCE((SELECT v.doc FROM entity_versions v
 WHERE v.id = change_events.entity_id AND v.version = change_events.snapshot_version),
 (SELECT e.doc FROM entities e

@@ -138,6 +138,8 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	if err := t.write(); err != nil {
 		return err
 	}
+	// An update the database refuses below (a rename onto a taken FQN) leaves this copy
+	// behind: the same document as the row it keeps, which reads answer alike.
 	replaced := int64(-1) // see rowscan.KeepSnapshot
 	if r.Snapshot {
 		replaced = int64(r.Version)
