@@ -3,11 +3,12 @@ package rest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/meridian-catalog/meridian"
 )
@@ -118,10 +119,12 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// marshal encodes v without HTML escaping, as OpenMetadata's Jackson does.
+// marshal encodes v without HTML escaping, as OpenMetadata's Jackson does, with
+// segmentio's drop-in codec: the bytes encoding/json would write, about three times
+// faster.
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := fastjson.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
