@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/meridian-catalog/meridian"
 )
 
 // marshal and decodeJSON use a faster codec than encoding/json; answers must be the
@@ -73,4 +75,35 @@ func TestBodiesDecodeAsEncodingJSONWould(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzBodiesDecodeAsEncodingJSONWould checks decodeJSON against encoding/json on any
+// input within the body limits: the same bodies are accepted, to the same values.
+func FuzzBodiesDecodeAsEncodingJSONWould(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":[true,null,"x\u00e9"]}`, `[1e21,-0,0.1]`, "{\"s\":\"\xff\"}", `{"a":1} x`, `{"a":01}`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := decodeJSON(body)
+		var want any
+		werr := json.Unmarshal(body, &want)
+		if err != nil {
+			if werr == nil && len(bytes.TrimSpace(body)) > 0 && !limited(body) {
+				t.Fatalf("decodeJSON refused %q: %v; encoding/json took it", body, err)
+			}
+			return
+		}
+		if werr != nil {
+			t.Fatalf("decodeJSON took %q; encoding/json refused it: %v", body, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeJSON(%q) = %#v, encoding/json %#v", body, got, want)
+		}
+	})
+}
+
+// limited reports whether body breaks the documented body limits, which decodeJSON
+// checks before decoding.
+func limited(body []byte) bool {
+	return meridian.ScanJSONLimits(body) != nil
 }
