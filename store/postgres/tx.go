@@ -149,13 +149,9 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	if err := t.write(); err != nil {
 		return err
 	}
-	replaced := int64(-1) // see rowscan.KeepSnapshot
-	if r.Snapshot {
-		replaced = int64(r.Version)
-	}
 	b := &pgx.Batch{}
 	b.Queue("SAVEPOINT meridian_update")
-	b.Queue(rowscan.KeepSnapshot, r.ID, int64(expect), replaced)
+	b.Queue(rowscan.KeepSnapshot, rowscan.KeepSnapshotArgs(r, expect)...)
 	b.Queue(`UPDATE entities
 SET name = $1, fqn = $2, version = $3, updated_at = $4, updated_by = $5, deleted = $6, doc = $7, snapshot = $8
 WHERE id = $9 AND version = $10`,

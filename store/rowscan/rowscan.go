@@ -199,6 +199,16 @@ ON CONFLICT (id, version) DO NOTHING`
 AND EXISTS (SELECT 1 FROM entities WHERE id = $1 AND version = $2 AND snapshot)`
 )
 
+// KeepSnapshotArgs are KeepSnapshot's parameters for an update of r from version
+// expect.
+func KeepSnapshotArgs(r store.Row, expect meridian.Version) []any {
+	replaced := int64(-1)
+	if r.Snapshot {
+		replaced = int64(r.Version)
+	}
+	return []any{r.ID, int64(expect), replaced}
+}
+
 // currentOnly keeps an entities row out of a read of snapshots when entity_versions
 // already holds that version's.
 const currentOnly = `

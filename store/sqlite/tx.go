@@ -140,11 +140,7 @@ func (t *tx) Update(ctx context.Context, r store.Row, expect meridian.Version) e
 	}
 	// An update the database refuses below (a rename onto a taken FQN) leaves this copy
 	// behind: the same document as the row it keeps, which reads answer alike.
-	replaced := int64(-1) // see rowscan.KeepSnapshot
-	if r.Snapshot {
-		replaced = int64(r.Version)
-	}
-	if _, err := t.exec(ctx, stmtKeepSnapshot, r.ID, int64(expect), replaced); err != nil {
+	if _, err := t.exec(ctx, stmtKeepSnapshot, rowscan.KeepSnapshotArgs(r, expect)...); err != nil {
 		return fmt.Errorf("sqlite: keep snapshot: %w", err)
 	}
 	res, err := t.exec(ctx, stmtUpdate,

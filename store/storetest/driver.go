@@ -150,6 +150,20 @@ func (d *driverFixture) doc(b []byte) []byte {
 	return b
 }
 
+// versions reads the snapshots of entity id in tx, newest first, each document as
+// d.doc compares it.
+func (d *driverFixture) versions(tx store.Tx, id string) ([]string, error) {
+	vs, err := tx.Versions(d.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	got := make([]string, 0, len(vs))
+	for _, v := range vs {
+		got = append(got, string(d.doc(v)))
+	}
+	return got, nil
+}
+
 // sameRow reports whether two rows are equal, documents compared as d.doc does.
 func (d *driverFixture) sameRow(a, b store.Row) bool {
 	a.Doc, b.Doc = d.doc(a.Doc), d.doc(b.Doc)
@@ -553,13 +567,9 @@ func testDriverVersions(t *testing.T, d *driverFixture) {
 		return tx.PutVersion(ctx, "other", 1, []byte(`{}`))
 	})
 	Read(t, db, func(tx store.Tx) error {
-		vs, err := tx.Versions(ctx, "e")
+		got, err := d.versions(tx, "e")
 		if err != nil {
 			return err
-		}
-		var got []string
-		for _, v := range vs {
-			got = append(got, string(d.doc(v)))
 		}
 		want := `{"version":1.2} {"version":1.1} {"version":0.2} {"version":0.1}`
 		if strings.Join(got, " ") != want {
