@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"reflect"
-	"runtime"
 	"strings"
 	"time"
 
@@ -27,9 +26,9 @@ type Entities struct {
 	parents parentDocs  // parents' documents creates decoded lately (parentdocs.go)
 	// tagNodes are the tag rules' facts of the tags found lately (tagnodes.go).
 	tagNodes tagNodes
-	// prepSlots bounds the bulk creates prepared at once, across requests, on a driver
-	// with a single writer in this process (precreateAll); nil elsewhere.
-	prepSlots chan struct{}
+	// prepTurn is held by the one bulk chunk being prepared, on a driver with a single
+	// writer in this process (precreateAll); nil elsewhere.
+	prepTurn chan struct{}
 }
 
 // Config wires an engine. Policy and Sealer may be nil in tests: a nil Policy allows
@@ -58,7 +57,7 @@ func New(c Config) *Entities {
 	s := &Entities{db: c.Driver, reg: c.Registry, valid: c.Validator, policy: c.Policy, sealer: c.Sealer, now: now,
 		notify: c.Notify, jobs: c.Jobs, secrets: map[string]*secretRules{}, recent: newRecentRows(now)}
 	if _, ok := c.Driver.(GroupCommitter); ok {
-		s.prepSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+		s.prepTurn = make(chan struct{}, 1)
 	}
 	if ss, ok := c.Validator.(SecretSchema); ok && c.Registry != nil {
 		for _, k := range c.Registry.Kinds() {

@@ -53,16 +53,11 @@ func (s *Entities) optimistic(ctx context.Context) bool {
 	return chunkTx(ctx) == nil
 }
 
-// precreate prepares a create of body in a read transaction, or returns nil when the
-// create must take the usual path. With orUpdate (CreateOrUpdate), the entity's FQN
+// precreate prepares a create of body in the read transaction rtx, or returns nil when
+// the create must take the usual path. With orUpdate (CreateOrUpdate), the entity's FQN
 // must be free and the caller allowed to create. Its row reads may be answered from
 // the rows other creates found lately (recentRows).
-func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool) *precreate {
-	rtx, err := s.db.Begin(ctx, false)
-	if err != nil {
-		return nil
-	}
-	defer rtx.Rollback()
+func (s *Entities) precreate(ctx context.Context, rtx Tx, p *meridian.Principal, k *meridian.Kind, body meridian.Entity, orUpdate bool) *precreate {
 	rs := &readSet{Tx: rtx, shared: s.recent}
 	d, err := s.draft(ctx, rs, p, k, body)
 	if err != nil {
@@ -86,30 +81,45 @@ func (s *Entities) precreate(ctx context.Context, p *meridian.Principal, k *meri
 	return &precreate{reads: rs, d: d, st: st, answer: s.shapeRead(p, k, d.entity, nil)}
 }
 
-// precreateAll prepares the creates of bodies in parallel; an element is nil where
-// the create must take the usual path. On a driver with a single writer in this
-// process (SQLite), concurrent bulk requests share s.prepSlots, one a CPU: eight
-// requests would otherwise prepare on sixteen goroutines, and the writer, which must
-// commit what they prepare, would wait its turn for a CPU behind them (the bulk
-// endpoint then kept about 0.7x of the driver write floor instead of 0.8x). Elsewhere
-// (PostgreSQL) a preparation mostly waits for the database's answers, and the
-// requests' preparations overlap those waits.
+// precreateAll prepares the creates of bodies in parallel, one goroutine a CPU; an
+// element is nil where the create must take the usual path. On a driver with a single
+// writer in this process (SQLite), concurrent bulk chunks take turns (s.prepTurn, first
+// come first served): a chunk is prepared whole before the next one starts, so chunks
+// reach the writer one after another as each is ready. When eight requests' chunks
+// were prepared side by side, sharing the CPUs, they became ready together, the writer
+// waited for the first and then the preparations waited for it (the engine's bulk went
+// from about 4,400 to 4,700 tables/s). Elsewhere (PostgreSQL) a preparation mostly
+// waits for the database's answers, and the requests' preparations overlap those
+// waits. A caller gone while waiting for its turn gets no preparation.
 func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
 	out := make([]*precreate, len(bodies))
+	if s.prepTurn != nil {
+		select {
+		case s.prepTurn <- struct{}{}:
+			defer func() { <-s.prepTurn }()
+		case <-ctx.Done():
+			return out
+		}
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(bodies)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// One read transaction serves every create this goroutine prepares (a
+			// Begin and a Rollback cost about a tenth of a preparation): its snapshot
+			// is older for the later ones, which their replay under the writer checks
+			// as it checks any preparation's reads.
+			rtx, err := s.db.Begin(ctx, false)
+			if err != nil {
+				for range next { // its share takes the usual path
+				}
+				return
+			}
+			defer rtx.Rollback()
 			for i := range next {
-				if s.prepSlots != nil {
-					s.prepSlots <- struct{}{}
-				}
-				out[i] = s.precreate(ctx, p, k, bodies[i], true)
-				if s.prepSlots != nil {
-					<-s.prepSlots
-				}
+				out[i] = s.precreate(ctx, rtx, p, k, bodies[i], true)
 			}
 		}()
 	}
@@ -129,7 +139,10 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 	write func(Tx) (Result, error)) (Result, error) {
 	var pc *precreate
 	if s.optimistic(ctx) {
-		pc = s.precreate(ctx, p, k, body, orUpdate)
+		if rtx, err := s.db.Begin(ctx, false); err == nil {
+			pc = s.precreate(ctx, rtx, p, k, body, orUpdate)
+			_ = rtx.Rollback()
+		}
 	}
 	var res Result
 	err := s.inTx(pc.context(ctx), func(tx Tx) error {
