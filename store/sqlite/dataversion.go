@@ -74,7 +74,9 @@ func (d *dataVersion) number(ctx context.Context) (gen, v int64, err error) {
 		}
 	}
 	err = d.conn.Raw(func(any) error {
-		rows, err := d.stmt.(driver.StmtQueryContext).QueryContext(ctx, nil)
+		// The pragma answers at once: it runs without ctx's cancellation, for which
+		// the driver would start a goroutine to interrupt it.
+		rows, err := d.stmt.(driver.StmtQueryContext).QueryContext(context.WithoutCancel(ctx), nil)
 		if err != nil {
 			return err
 		}

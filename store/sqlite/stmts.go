@@ -279,8 +279,24 @@ func (t *tx) stmt(ctx context.Context, id stmtID) *sql.Stmt {
 	return st
 }
 
+// fixedContext is the context a fixed statement runs under: in a write transaction,
+// ctx without its cancellation. A write transaction is the writer's group, shared by
+// several callers (store.Group), and its fixed statements each read or write rows by
+// key: a caller gone is seen between writes, where the engine checks its context, and
+// one caller's cancellation must not interrupt a statement of a transaction others
+// share. The driver also starts a goroutine for each statement run under a context
+// that can end, to interrupt it, at a cost near the statement's own: without it, the
+// engine's bulk creates ran about 8% faster in-process under a request's context.
+func (t *tx) fixedContext(ctx context.Context) context.Context {
+	if t.writable {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // exec runs a fixed statement that returns no rows.
 func (t *tx) exec(ctx context.Context, id stmtID, args ...any) (sql.Result, error) {
+	ctx = t.fixedContext(ctx)
 	if st := t.stmt(ctx, id); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -289,6 +305,7 @@ func (t *tx) exec(ctx context.Context, id stmtID, args ...any) (sql.Result, erro
 
 // query runs a fixed statement that returns rows.
 func (t *tx) query(ctx context.Context, id stmtID, args ...any) (*sql.Rows, error) {
+	ctx = t.fixedContext(ctx)
 	if st := t.stmt(ctx, id); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -297,6 +314,7 @@ func (t *tx) query(ctx context.Context, id stmtID, args ...any) (*sql.Rows, erro
 
 // queryRow runs a fixed statement that returns at most one row.
 func (t *tx) queryRow(ctx context.Context, id stmtID, args ...any) *sql.Row {
+	ctx = t.fixedContext(ctx)
 	if st := t.stmt(ctx, id); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
