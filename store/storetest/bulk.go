@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -140,11 +141,12 @@ func (v *concurrencyValidator) Validate(kind string, e meridian.Entity) error {
 	return v.next.Validate(kind, e)
 }
 
-// testBulkPreparesOnePerCPUAcrossRequests: on a driver with a single writer in the
+// testBulkPreparationsLeaveTheWriterACPU: on a driver with a single writer in the
 // process (a GroupCommitter), concurrent bulk requests prepare their creates outside
-// the writer at most one a CPU between them, so the writer that commits what they
-// prepare is not left waiting for a CPU. On every driver all of them are written.
-func testBulkPreparesOnePerCPUAcrossRequests(t *testing.T, f *Fixture) {
+// the writer one chunk at a time, on one goroutine fewer than the CPUs (at least one),
+// so the writer that commits what they prepare keeps a CPU. On every driver all of them
+// are written.
+func testBulkPreparationsLeaveTheWriterACPU(t *testing.T, f *Fixture) {
 	f.Hierarchy()
 	v := &concurrencyValidator{next: f.valid}
 	e := store.New(store.Config{Driver: f.Driver, Registry: meridian.DefaultRegistry(), Validator: v})
@@ -176,8 +178,29 @@ func testBulkPreparesOnePerCPUAcrossRequests(t *testing.T, f *Fixture) {
 	if _, single := f.Driver.(store.GroupCommitter); !single {
 		return
 	}
-	if cpus := runtime.GOMAXPROCS(0); v.most > cpus {
-		t.Fatalf("%d creates prepared at once, want at most %d (one a CPU)", v.most, cpus)
+	if want := max(1, runtime.GOMAXPROCS(0)-1); v.most > want {
+		t.Fatalf("%d creates prepared at once, want at most %d (one CPU left to the writer)", v.most, want)
+	}
+}
+
+// testBulkWithAnEndedContextWritesNothing: a bulk request whose caller has gone writes
+// nothing and answers every entity with the context's error.
+func testBulkWithAnEndedContextWritesNothing(t *testing.T, f *Fixture) {
+	f.Hierarchy()
+	ctx, cancel := context.WithCancel(f.Ctx)
+	cancel()
+	bodies := []meridian.Entity{tableBody("gone_1", "INT"), tableBody("gone_2", "INT")}
+	items, err := f.E.BulkCreateOrUpdate(ctx, f.Admin, "table", bodies)
+	if !errors.Is(err, context.Canceled) || len(items) != len(bodies) {
+		t.Fatalf("BulkCreateOrUpdate = %d items, %v; want %d items and context.Canceled", len(items), err, len(bodies))
+	}
+	for i, it := range items {
+		if !errors.Is(it.Err, context.Canceled) {
+			t.Fatalf("item %d: %v, want context.Canceled", i, it.Err)
+		}
+	}
+	if n := len(f.tableEvents()); n != 0 {
+		t.Fatalf("%d tables written for a caller that had gone", n)
 	}
 }
 
