@@ -299,6 +299,22 @@ func (r *report) markdown() string {
 	}
 	cpuRow("CPU per table, single requests: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.ingestCPU })
 	cpuRow("CPU per table, bulk endpoint: meridian serve (ms), and the bench's clients", func(d *driverResult) cpuPerTable { return d.bulkCPU })
+	// cpuBoundRow gives the most tables a second this machine's CPUs allow at the CPU a
+	// table cost (the server's and the clients'), beside the share of it the ingest kept.
+	cpuBoundRow := func(label string, rate func(d *driverResult) float64, cpu func(d *driverResult) cpuPerTable) {
+		figureRow(label, func(d *driverResult) (string, string) {
+			c := cpu(d)
+			if c == (cpuPerTable{}) {
+				return "", ""
+			}
+			bound := float64(runtime.NumCPU()) / (c.server + c.clients).Seconds()
+			return fmt.Sprintf("%.0f", bound), fmt.Sprintf("REST %.2f×", rate(d)/bound)
+		})
+	}
+	cpuBoundRow(fmt.Sprintf("CPU bound, single requests: %d CPUs over the CPU per table, server and clients (tables/s)", runtime.NumCPU()),
+		func(d *driverResult) float64 { return d.ingestRate }, func(d *driverResult) cpuPerTable { return d.ingestCPU })
+	cpuBoundRow(fmt.Sprintf("CPU bound, bulk endpoint: %d CPUs over the CPU per table, server and clients (tables/s)", runtime.NumCPU()),
+		func(d *driverResult) float64 { return d.bulkRate }, func(d *driverResult) cpuPerTable { return d.bulkCPU })
 	loadRow := func(label string, load func(d *driverResult) writerLoad) {
 		figureRow(label, func(d *driverResult) (string, string) {
 			if l := load(d); l != (writerLoad{}) {
@@ -362,6 +378,11 @@ func (r *report) markdown() string {
 		"it after that; on SQLite they give way to a burst that saturates the single writer, for at most " +
 		"--consumer-yield (30 s), and catch up after it. The rows \"Ingest to caught-up consumers\" count the load " +
 		"until every consumer had handled it: n over the ingest's wall time plus the catch-up.")
+	note("The CPU-bound rows divide the machine's CPUs (%d) by the CPU time a table cost the server and the bench's "+
+		"clients together: the most tables a second these CPUs could ingest at that cost, were they never idle. Near "+
+		"1.00×, the ingest is bound by CPU, and only less CPU a table (or more CPUs) raises it: on %d CPUs, 5,000 "+
+		"tables/s leaves %s ms a table, and 1,000 leaves %s.", runtime.NumCPU(), runtime.NumCPU(),
+		ms(time.Duration(runtime.NumCPU())*time.Second/5000), ms(time.Duration(runtime.NumCPU())*time.Second/1000))
 	note("The single-writer rows come from the server's /metrics (meridian_writer_*), on a driver that commits writes " +
 		"in groups (SQLite): the time its one writer spent running and committing transactions over the ingest's wall " +
 		"time, and the writes one commit held. A write is one create, one consumer's batch or position, or one bulk " +

@@ -241,7 +241,7 @@ func checkUpgraded(t *testing.T, db store.Driver) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 15 { // auth 1 and 2, quality 1, store 1 to 12
+	if len(applied) != 16 { // auth 1 and 2, quality 1, store 1 to 13
 		t.Errorf("module_migrations = %v", applied)
 	}
 	return applied
