@@ -3,7 +3,7 @@
 -- level once there are `automerge` of them (default 4), so each row is rewritten about
 -- log4(rows / rows per commit) times over its life; at 16, about half as often.
 -- Measured on 2 CPUs, in alternating runs: the storage's own write floor (4,000 tables
--- written into a catalog of 4,000) +8 to +25% over three rounds; the engine's bulk
+-- written into a catalog of 4,000) +8 to +28% over six rounds; the engine's bulk
 -- create +4.5% (three pairs); 100,000 tables through the engine's bulk in 7% less
 -- time. A search reads up to 15 segments a level instead of 3, which cost nothing
 -- measurable: 1- and 2-word searches at 100,000 tables took 30.3 ms (p50) against
