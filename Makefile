@@ -34,18 +34,10 @@ install: build
 	install -m 0755 bin/meridian "$(DESTDIR)$(PREFIX)/bin/meridian"
 
 # test lints while deps installs and starts the components (one compiles, the other
-# mostly waits on downloads and start-ups), then runs the tests. While they run, the
-# fuzzing test binaries are built at the lowest CPU priority (nice 19), on the CPU time
-# the tests leave idle: built cold after the tests, on 2 CPUs, they took about 5 of the
-# fuzz phase's 9.5 minutes. The fuzz phase waits for that build, and builds whatever
-# it did not.
+# mostly waits on downloads and start-ups), then runs the tests.
 test:
 	$(MAKE) --no-print-directory -j2 lint deps
-	@bins=$$(mktemp -d) && trap '[ -z "$$build" ] || kill $$build 2>/dev/null; rm -rf "$$bins"' EXIT && \
-	{ FUZZ_BINS="$$bins" GO="$(GO)" nice -n 19 bash scripts/fuzz.sh --build-only $(FUZZ_TARGETS) > "$$bins/build.log" 2>&1 & build=$$!; } && \
-	$(MAKE) --no-print-directory unit e2e-postgres && \
-	{ wait $$build || echo "make test: the early build of the fuzzing binaries failed; the fuzz phase builds them"; build=; } && \
-	FUZZ_BINS="$$bins" $(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory unit e2e-postgres fuzz
 
 lint:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*')); \
