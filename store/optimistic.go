@@ -98,10 +98,10 @@ func (s *Entities) precreate(ctx context.Context, rtx Tx, p *meridian.Principal,
 //     waited (a quarter of the writer's time in a trace of the bulk endpoint).
 //
 // Together they took the engine's bulk from about 4,400 to 4,800 tables/s, and the
-// second raised the bulk endpoint's by about 7% (alternating runs, 2 CPUs). Elsewhere (PostgreSQL) a
-// preparation mostly waits for the database's answers: one goroutine a CPU, and the
-// requests' preparations overlap those waits. A caller gone while waiting for its turn
-// gets no preparation.
+// second raised the bulk endpoint's by about 7% (alternating runs, 2 CPUs). Elsewhere
+// (PostgreSQL) a preparation mostly waits for the database's answers: one goroutine a
+// CPU, and the requests' preparations overlap those waits. A caller gone while waiting
+// for its turn gets no preparation.
 func (s *Entities) precreateAll(ctx context.Context, p *meridian.Principal, k *meridian.Kind, bodies []meridian.Entity) []*precreate {
 	out := make([]*precreate, len(bodies))
 	workers := runtime.GOMAXPROCS(0)
