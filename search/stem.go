@@ -45,9 +45,13 @@ const (
 
 // StemText stems each space-separated word of text, as the keyword index stores it.
 func StemText(text string) string {
-	ws := strings.Fields(text)
-	for i, w := range ws {
-		ws[i] = Stem(w)
+	var b strings.Builder
+	b.Grow(len(text)) // stems are about as long as their words
+	for w := range strings.FieldsSeq(text) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Stem(w))
 	}
-	return strings.Join(ws, " ")
+	return b.String()
 }

@@ -55,21 +55,22 @@ func (d Doc) computeTerms() Terms {
 	}
 }
 
-// vocabulary is Terms.Vocabulary of d.
+// vocabulary is Terms.Vocabulary of d. It collects the words, then sorts them and drops
+// repeats: a document repeats most of its words (column names and descriptions), and a
+// set of them cost more than the sort.
 func vocabulary(d Doc) []string {
-	seen := map[string]bool{}
 	out := []string{} // never nil, like the lists
 	for _, text := range []string{d.Name, d.DisplayName, d.Description, d.Columns} {
-		for _, w := range strings.Fields(text) {
+		for w := range strings.FieldsSeq(text) {
 			w = strings.ToLower(w) // a Doc's words are lowercase already (Words): no copy then
-			if seen[w] || MaxEdits(w) == 0 || IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
+			if MaxEdits(w) == 0 || IsStopWord(w) || strings.ContainsAny(w, "0123456789") {
 				continue
 			}
-			seen[w] = true
 			out = append(out, w)
 		}
 	}
 	slices.Sort(out)
+	out = slices.Compact(out)
 	return out[:min(len(out), MaxVocabularyWords)]
 }
 

@@ -241,12 +241,22 @@ func (w written) indexed(k *meridian.Kind) search.Doc {
 	return searchDoc(k, w.event, w.eventDoc, w.snapshotEvent)
 }
 
-// write prepares a full document for storage, sealing its secrets once.
+// write prepares a full document for storage, sealing its secrets once. Without
+// secret rules (and without a stray sealedKey, which the seal drops), sealing and
+// masking would both copy e as it is: the forms then share e, and the snapshot and the
+// change event the same bytes (snapshotEvent). e must not change while the forms are
+// in use.
 func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 	rules := s.secrets[k.Name]
-	snap, err := rules.seal(s.sealer, e)
-	if err != nil {
-		return written{}, err
+	_, stray := e[sealedKey]
+	plain := rules == nil && !stray
+	snap, event := e, e
+	if !plain {
+		var err error
+		if snap, err = rules.seal(s.sealer, e); err != nil {
+			return written{}, err
+		}
+		event = rules.masked(e)
 	}
 	row := make(meridian.Entity, len(snap))
 	for key, v := range snap {
@@ -256,14 +266,12 @@ func (s *Entities) write(k *meridian.Kind, e meridian.Entity) (written, error) {
 			row[key] = v
 		}
 	}
-	w := written{event: rules.masked(e), row: encode(row)}
+	w := written{event: event, row: encode(row)}
 	w.version = w.row
 	if len(row) != len(snap) {
 		w.version = encode(snap)
 	}
-	// Without secret rules, sealing and masking both copy the document as it is (the
-	// seal drops a stray sealedKey, which then makes the two differ).
-	if _, stray := e[sealedKey]; rules == nil && !stray {
+	if plain {
 		w.eventDoc, w.snapshotEvent = w.version, true
 	} else {
 		w.eventDoc = encode(w.event)
