@@ -15,7 +15,7 @@ FUZZ_TARGETS += .:FuzzParseFieldPath ./collab/tasks:FuzzDecodeThreadCursor
 FUZZ_TARGETS += ./collab/audit:FuzzRemoteAddr ./collab/audit:FuzzParseCursor ./collab/executions:FuzzParseCursor ./collab/activity:FuzzParseCursor ./rest:FuzzTopLevelStrings ./rest:FuzzBodiesDecodeAsEncodingJSONWould ./rest:FuzzActivitySettings ./rest:FuzzCollabRequestsNeverFailInternally
 FUZZ_TARGETS += ./billing:FuzzParsePrices ./rest:FuzzBillingRequests
 FUZZ_TARGETS += ./graph:FuzzQuery ./graph/remote:FuzzRewriting .:FuzzParseShaclShapes
-FUZZ_TARGETS += ./vectors:FuzzHashingEmbedsAsTheFirstVersionDid ./schema:FuzzQuickAgreesWithTheLibrary
+FUZZ_TARGETS += ./vectors:FuzzHashingEmbedsAsTheFirstVersionDid ./schema:FuzzQuickAgreesWithTheLibrary ./schema:FuzzCodedPatternsMatchAsTheirExpressions
 
 .PHONY: run build install test lint deps unit e2e-postgres fuzz bench clean
 

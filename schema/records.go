@@ -38,10 +38,7 @@ func RecordNames() []string {
 // the record names: Validate(name, doc) checks a record, Schema(name) returns its raw
 // schema. It is safe for concurrent use.
 func NewRecords() (*Validator, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
+	c := newCompiler()
 	v := &Validator{
 		schemas:  map[string]*jsonschema.Schema{},
 		raw:      map[string]json.RawMessage{},

@@ -81,10 +81,7 @@ func API() json.RawMessage { return append(json.RawMessage(nil), apiSchema...) }
 
 // New compiles every embedded schema once.
 func New() (*Validator, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
+	c := newCompiler()
 	v := &Validator{
 		schemas:  map[string]*jsonschema.Schema{},
 		raw:      map[string]json.RawMessage{},
