@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -201,14 +202,35 @@ func createFixtures(ctx context.Context, c *client) error {
 	return nil
 }
 
-// ingest POSTs tables 0..n-1 with workers concurrent clients and returns their FQNs, in
-// index order, and the wall time. The first failure stops it.
-func ingest(ctx context.Context, c *client, seed uint64, n, workers int, progress func(done int)) ([]string, time.Duration, error) {
-	fqns := make([]string, n)
-	var done atomic.Int64
-	wall, err := parallel(ctx, n, 1, workers, func(i, _ int) error {
+// encodedTable is a generated table's create request, encoded.
+type encodedTable struct {
+	fqn  string
+	body []byte
+}
+
+// encodeTables encodes the create requests of tables 0..n-1. The ingest encodes them
+// before its clock and its CPU count start, as bulkRequests does for the bulk.
+func encodeTables(seed uint64, n int) ([]encodedTable, error) {
+	out := make([]encodedTable, n)
+	for i := range out {
 		t := genTable(seed, i)
-		if _, err := c.postJSON(ctx, "/api/v1/tables", t.body); err != nil {
+		b, err := json.Marshal(t.body)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = encodedTable{fqn: t.fqn, body: b}
+	}
+	return out, nil
+}
+
+// ingest POSTs tables (from encodeTables) with workers concurrent clients and returns
+// their FQNs, in index order, and the wall time. The first failure stops it.
+func ingest(ctx context.Context, c *client, tables []encodedTable, workers int, progress func(done int)) ([]string, time.Duration, error) {
+	fqns := make([]string, len(tables))
+	var done atomic.Int64
+	wall, err := parallel(ctx, len(tables), 1, workers, func(i, _ int) error {
+		t := tables[i]
+		if _, err := c.do(ctx, http.MethodPost, "/api/v1/tables", "application/json", t.body, http.StatusCreated, http.StatusOK); err != nil {
 			return fmt.Errorf("table %d: %w", i, err)
 		}
 		fqns[i] = t.fqn

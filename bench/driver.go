@@ -101,11 +101,16 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 		res.failed = "create service, databases, schemas and tags: " + oneLine(err.Error())
 		return res
 	}
+	tables, err := encodeTables(c.seed, c.n)
+	if err != nil {
+		res.failed = "encode the tables: " + oneLine(err.Error())
+		return res
+	}
 	logf("%s: ingesting %d tables with %d workers", driver, c.n, c.workers)
 	step := max(1000, c.n/10/1000*1000)
 	writer := readWriter(ctx, ing)
 	cpu := startCPU(srv)
-	fqns, wall, err := ingest(ctx, ing, c.seed, c.n, c.workers, func(done int) {
+	fqns, wall, err := ingest(ctx, ing, tables, c.workers, func(done int) {
 		if done%step == 0 {
 			logf("%s: %d tables", driver, done)
 		}
@@ -194,10 +199,15 @@ func benchDriver(ctx context.Context, c config, driver, bin, tmp string, logf fu
 	httpMCP.close()
 
 	// Ingest again, through the bulk endpoint: n more tables with new names.
+	reqs, err := bulkRequests(c.seed, c.n, c.n)
+	if err != nil {
+		res.failed = "encode the bulk requests: " + oneLine(err.Error())
+		return res
+	}
 	logf("%s: bulk-ingesting %d tables, %d per request, %d workers", driver, c.n, bulkBatch, c.workers)
 	writer = readWriter(ctx, ing)
 	cpu = startCPU(srv)
-	if wall, err := ingestBulk(ctx, ing, c.seed, c.n, c.n, c.workers); err != nil {
+	if wall, err := ingestBulk(ctx, ing, reqs, c.n, c.workers); err != nil {
 		res.failed = "bulk ingest: " + oneLine(err.Error())
 	} else {
 		res.bulkWall, res.bulkRate = wall, float64(c.n)/wall.Seconds()

@@ -135,8 +135,13 @@ func serveUSELite(ctx context.Context, c config, bin, dataDir string, logf func(
 		r.err = "fixtures: " + oneLine(err.Error())
 		return r
 	}
+	reqs, err := bulkRequests(c.seed, 0, c.modelN)
+	if err != nil {
+		r.err = "encode the bulk requests: " + oneLine(err.Error())
+		return r
+	}
 	logf("models: use-lite server: bulk-ingesting %d tables", c.modelN)
-	if r.bulkWall, err = ingestBulk(ctx, ing, c.seed, 0, c.modelN, c.workers); err != nil {
+	if r.bulkWall, err = ingestBulk(ctx, ing, reqs, c.modelN, c.workers); err != nil {
 		r.err = "bulk ingest: " + oneLine(err.Error())
 		return r
 	}

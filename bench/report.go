@@ -374,7 +374,8 @@ func (r *report) markdown() string {
 		"against the GET that reads the database (each table once after the writes), the ratio is what HTTP, auth, " +
 		"routing, `fields` and encoding add to one read.")
 	note("The ingest rates count a table once its write is acknowledged: from then on a GET, a list or a keyword " +
-		"search sees it. The outbox consumers (semantic index, knowledge graph, activity, audit, subscriptions) handle " +
+		"search sees it. Every request is generated and encoded before the clock (and the CPU count) starts, so the " +
+		"clients' share of the CPUs is sending and reading answers. The outbox consumers (semantic index, knowledge graph, activity, audit, subscriptions) handle " +
 		"it after that; on SQLite they give way to a burst that saturates the single writer, for at most " +
 		"--consumer-yield (30 s), and catch up after it. The rows \"Ingest to caught-up consumers\" count the load " +
 		"until every consumer had handled it: n over the ingest's wall time plus the catch-up.")

@@ -90,8 +90,13 @@ func benchSemantic(ctx context.Context, c config, driver, bin, tmp string, logf 
 		res.failed = "fixtures: " + oneLine(err.Error())
 		return res
 	}
+	reqs, err := bulkRequests(c.seed, 0, c.semanticN)
+	if err != nil {
+		res.failed = "encode the bulk requests: " + oneLine(err.Error())
+		return res
+	}
 	logf("%s semantic: bulk-ingesting %d tables", driver, c.semanticN)
-	if res.bulkWall, err = ingestBulk(ctx, ing, c.seed, 0, c.semanticN, c.workers); err != nil {
+	if res.bulkWall, err = ingestBulk(ctx, ing, reqs, c.semanticN, c.workers); err != nil {
 		res.failed = "bulk ingest: " + oneLine(err.Error())
 		return res
 	}
