@@ -1,9 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 
@@ -126,8 +124,7 @@ func callerKey(p *meridian.Principal) string {
 	return b.String()
 }
 
-// GetJSON is Get answered as JSON (encoded as json.Encoder does without HTML escaping,
-// trailing newline included) with the entity's ETag. On a driver with a DataVersion it
+// GetJSON is Get answered as JSON (encodeAnswer) with the entity's ETag. On a driver with a DataVersion it
 // is served from the read cache while the database is unchanged. The bytes returned
 // are shared: the caller must not change them. Errors as Get.
 func (s *Entities) GetJSON(ctx context.Context, p *meridian.Principal, kind string, key Key, o GetOptions) ([]byte, string, error) {
@@ -152,13 +149,11 @@ func (s *Entities) GetJSON(ctx context.Context, p *meridian.Principal, kind stri
 	if err != nil {
 		return nil, "", err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	body, err := encodeAnswer(e)
+	if err != nil {
 		return nil, "", err
 	}
-	v := cached{body: buf.Bytes(), etag: ETag(e)}
+	v := cached{body: body, etag: ETag(e)}
 	if ok {
 		s.cache.store(gen, ck, v)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -32,6 +33,18 @@ func decode(b []byte) (meridian.Entity, error) {
 func encode(e meridian.Entity) []byte {
 	b, _ := fastjson.Marshal(e)
 	return b
+}
+
+// encodeAnswer writes an answer as json.Encoder does without HTML escaping, trailing
+// newline included, with segmentio's drop-in codec, as encode does.
+func encodeAnswer(e meridian.Entity) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := fastjson.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // getRow reads a row by key, honouring include.

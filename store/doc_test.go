@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -9,8 +10,9 @@ import (
 	"github.com/meridian-catalog/meridian"
 )
 
-// encode and decode use a faster codec than encoding/json; stored documents must be
-// the same bytes and read back the same values as encoding/json's.
+// encode, encodeAnswer and decode use a faster codec than encoding/json; stored
+// documents and answers must be the same bytes, and read back the same values, as
+// encoding/json's.
 func TestStoredDocumentsAreWhatEncodingJSONWouldWrite(t *testing.T) {
 	tests := []struct {
 		name string
@@ -32,6 +34,15 @@ func TestStoredDocumentsAreWhatEncodingJSONWouldWrite(t *testing.T) {
 			}
 			if got := encode(tt.doc); string(got) != string(want) {
 				t.Fatalf("encode = %s, want %s", got, want)
+			}
+			var answer bytes.Buffer
+			enc := json.NewEncoder(&answer)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(tt.doc); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := encodeAnswer(tt.doc); err != nil || string(got) != answer.String() {
+				t.Fatalf("encodeAnswer = %s, %v; want %s", got, err, answer.String())
 			}
 			var wantDoc meridian.Entity
 			if err := json.Unmarshal(want, &wantDoc); err != nil {
