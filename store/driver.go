@@ -243,6 +243,16 @@ type Pipeliner interface {
 	Pipeline(f func() error) error
 }
 
+// ConflictKeeper is a Tx capability: an Insert refused because an entity of its kind
+// and FQN exists answers EConflict and leaves the transaction as it was, so the
+// transaction goes on. A create prepared outside the writer then lets its Insert check
+// that its FQN is still free, instead of reading it again under the writer
+// (optimistic.go). store/sqlite has it (SQLite rolls back the refused statement alone);
+// on PostgreSQL a refused statement ends the transaction.
+type ConflictKeeper interface {
+	KeepsTxOnConflict()
+}
+
 // RowKey names a row read: by ID (FQN empty, Kind optional, as Get) or by Kind and FQN
 // (as GetByFQN).
 type RowKey struct{ Kind, ID, FQN string }

@@ -63,9 +63,10 @@ func (s *Entities) precreate(ctx context.Context, rtx Tx, p *meridian.Principal,
 	if err != nil {
 		return nil
 	}
-	// The FQN must be free (CreateOrUpdate would update, Create conflict): replayed,
-	// this read makes the insert certain not to conflict.
-	if _, err := rs.GetByFQN(ctx, k.Name, d.entity.FQN()); meridian.ErrorCode(err) != meridian.ENotFound {
+	// The FQN must be free (CreateOrUpdate would update, Create conflict): replayed, or
+	// checked by the Insert under the writer (ConflictKeeper), this read makes the write
+	// certain not to conflict.
+	if _, err := rs.claim(ctx, k.Name, d.entity.FQN()); meridian.ErrorCode(err) != meridian.ENotFound {
 		return nil
 	}
 	if orUpdate && s.authorize(p, OpCreate, k, body, nil) != nil {
@@ -178,21 +179,33 @@ func (s *Entities) create(ctx context.Context, p *meridian.Principal, k *meridia
 
 // commitCreate writes a prepared create in tx when its reads still answer as they did,
 // and reports whether it did (ok false: nothing was written, take the usual path). The
-// rows in seen are not read again (readSet.replay); seen may be nil. It
-// needs no savepoint: the replayed reads leave nothing that can refuse the write (the
-// FQN is free, the id new), so an error is the database's, and it wraps errTxLost:
-// the transaction may hold part of the write.
+// rows in seen are not read again (readSet.replay); seen may be nil. On a
+// ConflictKeeper the entity's own FQN is not read again either: its Insert, the
+// write's first statement, finds it taken (EConflict, nothing written: ok false). It
+// needs no savepoint: the replayed reads and that Insert leave nothing that can refuse
+// the rest of the write (the FQN is free, the id new), so an error is the database's,
+// and it wraps errTxLost: the transaction may hold part of the write.
 func (s *Entities) commitCreate(ctx context.Context, tx Tx, p *meridian.Principal, k *meridian.Kind, pc *precreate, seen seenRows) (res Result, ok bool, err error) {
 	if pc == nil || !pc.reads.replay(ctx, tx, seen) {
 		return Result{}, false, nil
 	}
 	st := pc.st
 	st.event.Timestamp = s.now().UnixMilli()
-	put := func() error { return s.put(ctx, tx, k, pc.d, st) }
-	if pl, ok := tx.(Pipeliner); ok {
-		err = pl.Pipeline(put)
+	if _, checks := tx.(ConflictKeeper); checks {
+		err = tx.Insert(ctx, st.row)
+		if meridian.ErrorCode(err) == meridian.EConflict {
+			return Result{}, false, nil
+		}
+		if err == nil {
+			err = s.putLinks(ctx, tx, k, pc.d, st)
+		}
 	} else {
-		err = put()
+		put := func() error { return s.put(ctx, tx, k, pc.d, st) }
+		if pl, ok := tx.(Pipeliner); ok {
+			err = pl.Pipeline(put)
+		} else {
+			err = put()
+		}
 	}
 	if err != nil {
 		return Result{}, true, fmt.Errorf("%w: %w", errTxLost, err)

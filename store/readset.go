@@ -29,6 +29,9 @@ type readSet struct {
 	unreplayed bool                                    // a read that cannot be replayed was made
 	rows       map[RowKey]rowRead                      // the rows read, by key
 	shared     *recentRows                             // rows other sets found; nil for none
+	// claimed is the key of the row the write inserts, read (claim) to make sure it is
+	// absent; replay leaves it to the insert on a ConflictKeeper.
+	claimed RowKey
 }
 
 // rowRead is the answer to a row read.
@@ -75,6 +78,14 @@ func (r *readSet) Get(ctx context.Context, kind, id string) (Row, error) {
 
 func (r *readSet) GetByFQN(ctx context.Context, kind, fqn string) (Row, error) {
 	return r.row(ctx, RowKey{Kind: kind, FQN: fqn})
+}
+
+// claim reads the row a create is about to insert, by kind and FQN, as GetByFQN does,
+// and records its key: under the writer, the insert checks that the row is still
+// absent on a ConflictKeeper, and replay reads it again elsewhere.
+func (r *readSet) claim(ctx context.Context, kind, fqn string) (Row, error) {
+	r.claimed = RowKey{Kind: kind, FQN: fqn}
+	return r.row(ctx, r.claimed)
 }
 
 func (r *readSet) Related(ctx context.Context, id string, types []string, inverse bool) ([]RelatedRow, error) {
@@ -141,7 +152,8 @@ func (r *readSet) SQL() SQL {
 	return r.Tx.SQL()
 }
 
-// replay reports whether every recorded read answers in tx as it did.
+// replay reports whether every recorded read answers in tx as it did, but for the
+// claimed row on a ConflictKeeper, whose absence the write's Insert checks.
 // The rows are read again in one call on a RowBatcher, one by one otherwise. A row
 // that seen holds is not read again: seen is what tx answered for rows found in it
 // (nil for none), and replay adds the rows it finds.
@@ -149,9 +161,10 @@ func (r *readSet) replay(ctx context.Context, tx Tx, seen seenRows) bool {
 	if r.unreplayed {
 		return false
 	}
+	_, insertChecks := tx.(ConflictKeeper)
 	keys := make([]RowKey, 0, len(r.rows))
 	for key, was := range r.rows {
-		if !seen.holds(key, was) {
+		if !seen.holds(key, was) && !(insertChecks && key == r.claimed) {
 			keys = append(keys, key)
 		}
 	}

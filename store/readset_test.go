@@ -68,3 +68,40 @@ func TestReplayReadsAgainOnlyTheRowsNotSeen(t *testing.T) {
 		})
 	}
 }
+
+// keepingTx is a countingTx that is a ConflictKeeper.
+type keepingTx struct{ *countingTx }
+
+func (keepingTx) KeepsTxOnConflict() {}
+
+func TestReplayLeavesTheClaimedRowToAConflictKeepersInsert(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name      string
+		keeps     bool // the write transaction is a ConflictKeeper
+		wantOK    bool
+		wantReads int
+	}{
+		{"a ConflictKeeper's Insert checks the claimed row: it is not read again", true, true, 0},
+		{"elsewhere the claimed row is read again, and found taken", false, false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := &readSet{Tx: &countingTx{rows: map[string]Row{}}}
+			if _, err := rs.claim(ctx, "table", "svc.db.sch.t"); meridian.ErrorCode(err) != meridian.ENotFound {
+				t.Fatalf("claim: %v, want ENotFound", err)
+			}
+			// Meanwhile another write took the FQN.
+			ct := &countingTx{rows: map[string]Row{"svc.db.sch.t": {ID: "t1"}}}
+			var w Tx = ct
+			if c.keeps {
+				w = keepingTx{ct}
+			}
+			if ok := rs.replay(ctx, w, nil); ok != c.wantOK {
+				t.Fatalf("replay = %v, want %v", ok, c.wantOK)
+			}
+			if ct.reads != c.wantReads {
+				t.Fatalf("%d reads made again, want %d", ct.reads, c.wantReads)
+			}
+		})
+	}
+}

@@ -43,12 +43,19 @@ func (s *Entities) stage(p *meridian.Principal, k *meridian.Kind, d draft) (stag
 		event: s.event(p, meridian.EventEntityCreated, k, w.event, nil)}, nil
 }
 
-// put writes a staged entity in tx.
+// put writes a staged entity in tx: its row, then putLinks.
 func (s *Entities) put(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st staged) error {
-	row := st.row
-	if err := tx.Insert(ctx, row); err != nil {
+	if err := tx.Insert(ctx, st.row); err != nil {
 		return err
 	}
+	return s.putLinks(ctx, tx, k, d, st)
+}
+
+// putLinks writes what a staged entity adds beside its row, which is written: its parent
+// and relationship links, its version snapshot, its search document and its change
+// event.
+func (s *Entities) putLinks(ctx context.Context, tx Tx, k *meridian.Kind, d draft, st staged) error {
+	row := st.row
 	if d.parent != nil {
 		if err := tx.Relate(ctx, Relation{FromID: d.parent.ID, FromKind: d.parent.Kind, ToID: row.ID, ToKind: k.Name, Type: relationTypeContains}); err != nil {
 			return err

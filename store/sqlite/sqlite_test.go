@@ -14,6 +14,7 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/meridian-catalog/meridian"
 	"github.com/meridian-catalog/meridian/search"
 	"github.com/meridian-catalog/meridian/store"
 	"github.com/meridian-catalog/meridian/store/storetest"
@@ -313,4 +314,42 @@ func TestWriterCheckpointsEveryTenThousandPagesAndBoundsTheLog(t *testing.T) {
 			t.Errorf("PRAGMA %s = %d on the writer, want %d", c.pragma, got, c.want)
 		}
 	}
+}
+
+// TestARefusedInsertLeavesTheTransaction checks what makes the driver a
+// store.ConflictKeeper: an Insert the unique keys refuse answers EConflict, writes
+// nothing, and the transaction goes on and commits what else it wrote.
+func TestARefusedInsertLeavesTheTransaction(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	row := func(id, fqn string) store.Row {
+		return store.Row{ID: id, Kind: "table", Name: id, FQN: fqn, Version: meridian.InitialVersion,
+			UpdatedAt: 1700000000000, UpdatedBy: "admin", Doc: []byte(`{"id":"` + id + `"}`)}
+	}
+	storetest.Write(t, db, func(tx store.Tx) error { return tx.Insert(ctx, row("id-1", "s.orders")) })
+	tx, err := db.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, ok := tx.(store.ConflictKeeper); !ok {
+		t.Fatal("the write transaction is not a store.ConflictKeeper")
+	}
+	if err := tx.Insert(ctx, row("id-0", "s.before")); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WantCode(t, tx.Insert(ctx, row("id-2", "s.orders")), meridian.EConflict)
+	if err := tx.Insert(ctx, row("id-3", "s.after")); err != nil {
+		t.Fatalf("insert after the refused one: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Read(t, db, func(tx store.Tx) error {
+		for id, want := range map[string]string{"id-0": "", "id-1": "", "id-2": meridian.ENotFound, "id-3": ""} {
+			_, err := tx.Get(ctx, "table", id)
+			storetest.WantCode(t, err, want)
+		}
+		return nil
+	})
 }

@@ -119,6 +119,10 @@ func (t *tx) GetByFQN(ctx context.Context, kind, fqn string) (store.Row, error) 
 
 func errExists() error { return meridian.Errorf(meridian.EConflict, "Entity already exists") }
 
+// KeepsTxOnConflict marks tx a store.ConflictKeeper: SQLite undoes an INSERT the
+// entities table's unique keys refuse, alone, and the transaction goes on.
+func (t *tx) KeepsTxOnConflict() {}
+
 func (t *tx) Insert(ctx context.Context, r store.Row) error {
 	if err := t.write(); err != nil {
 		return err
