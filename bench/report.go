@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meridian-catalog/meridian/bench/benchenv"
+	"github.com/meridian-catalog/meridian/store"
 )
 
 // report is the whole run: the machine, the load and one result per driver.
@@ -384,10 +385,11 @@ func (r *report) markdown() string {
 		"1.00×, the ingest is bound by CPU, and only less CPU a table (or more CPUs) raises it: on %d CPUs, 5,000 "+
 		"tables/s leaves %s ms a table, and 1,000 leaves %s.", runtime.NumCPU(), runtime.NumCPU(),
 		ms(time.Duration(runtime.NumCPU())*time.Second/5000), ms(time.Duration(runtime.NumCPU())*time.Second/1000))
-	note("The single-writer rows come from the server's /metrics (meridian_writer_*), on a driver that commits writes " +
-		"in groups (SQLite): the time its one writer spent running and committing transactions over the ingest's wall " +
-		"time, and the writes one commit held. A write is one create, one consumer's batch or position, or one bulk " +
-		"chunk of 100 tables. Near 100%%, writes queue for the writer, and only less work inside it raises the rate.")
+	note("The single-writer rows come from the server's /metrics (meridian_writer_*), on a driver that commits writes "+
+		"in groups (SQLite): the time its one writer spent running and committing transactions over the ingest's wall "+
+		"time, and the writes one commit held. A write is one create, one consumer's batch or position, or one bulk "+
+		"chunk of %d tables. Near 100%%, writes queue for the writer, and only less work inside it raises the rate.",
+		store.BulkChunk)
 	note("The driver write floor is the storage's own bound on ingest, measured with the server stopped, on the same "+
 		"database, after the database size above is taken: the rows the engine stored for each of the bulk's tables "+
 		"(the table row, the relations it is at either end of) are read, renamed (a new id, `_copy` after the name) "+

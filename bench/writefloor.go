@@ -160,7 +160,7 @@ func driverWriteFloor(ctx context.Context, drv store.Driver, fqns []string) (flo
 
 // driverFloorChunk is the tables of one transaction of driverWriteFloor: the engine's
 // bulk chunk.
-const driverFloorChunk = 100
+const driverFloorChunk = store.BulkChunk
 
 // copyOf reads table fqn's rows in tx and renames them for a copy.
 func copyOf(ctx context.Context, tx store.Tx, k *meridian.Kind, fqn string) (driverCopy, error) {

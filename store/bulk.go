@@ -11,8 +11,13 @@ import (
 // MaxBulk is the most entities one bulk write takes.
 const MaxBulk = 1000
 
-// bulkChunk is how many entities of a bulk write share one transaction.
-const bulkChunk = 100
+// BulkChunk is how many entities of a bulk write share one transaction. Larger chunks
+// commit fewer times (one fsync, and the pages every create of a chunk shares, such as
+// the last leaves of the id-ordered indexes and the full-text segment, written once):
+// 250 took the engine's bulk from about 6,600 to 7,000 tables a second, and the bulk
+// endpoint's from about 5,200 to 5,600, against 100 (alternating runs, 2 CPUs). A chunk
+// holds the single writer for about 30 ms.
+const BulkChunk = 250
 
 // BulkItem is the outcome of one entity of a bulk write: its Result, or its error.
 type BulkItem struct {
@@ -23,7 +28,7 @@ type BulkItem struct {
 // BulkCreateOrUpdate creates or updates many entities of one kind, each exactly as
 // CreateOrUpdate would alone (authorization, the before-write sequence, a version and
 // a change event of its own), and answers one item per body, in order. The entities
-// are written in chunks of bulkChunk, one transaction each, every entity in a
+// are written in chunks of BulkChunk, one transaction each, every entity in a
 // savepoint, so an entity that fails is rolled back alone and the others commit.
 // Before a chunk takes the writer, the creates among its bodies are prepared in
 // parallel against a read snapshot (optimistic.go).
@@ -40,8 +45,8 @@ func (s *Entities) BulkCreateOrUpdate(ctx context.Context, p *meridian.Principal
 		return nil, meridian.Errorf(meridian.EInvalid, "A bulk request takes at most %d entities, got %d", MaxBulk, len(bodies))
 	}
 	items := make([]BulkItem, len(bodies))
-	for start := 0; start < len(bodies); start += bulkChunk {
-		chunk := items[start:min(start+bulkChunk, len(bodies))]
+	for start := 0; start < len(bodies); start += BulkChunk {
+		chunk := items[start:min(start+BulkChunk, len(bodies))]
 		var pcs []*precreate
 		if s.optimistic(ctx) {
 			pcs = s.precreateAll(ctx, p, k, bodies[start:start+len(chunk)])
