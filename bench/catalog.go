@@ -230,7 +230,7 @@ func ingest(ctx context.Context, c *client, tables []encodedTable, workers int, 
 	var done atomic.Int64
 	wall, err := parallel(ctx, len(tables), 1, workers, func(i, _ int) error {
 		t := tables[i]
-		if _, err := c.do(ctx, http.MethodPost, "/api/v1/tables", "application/json", t.body, http.StatusCreated, http.StatusOK); err != nil {
+		if _, err := c.postEncoded(ctx, "/api/v1/tables", t.body); err != nil {
 			return fmt.Errorf("table %d: %w", i, err)
 		}
 		fqns[i] = t.fqn

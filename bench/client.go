@@ -85,6 +85,11 @@ func (c *client) postJSON(ctx context.Context, path string, v any) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	return c.postEncoded(ctx, path, b)
+}
+
+// postEncoded POSTs b, a JSON body, and expects 201 (or 200), as postJSON.
+func (c *client) postEncoded(ctx context.Context, path string, b []byte) ([]byte, error) {
 	return c.do(ctx, http.MethodPost, path, "application/json", b, http.StatusCreated, http.StatusOK)
 }
 

@@ -124,9 +124,9 @@ func callerKey(p *meridian.Principal) string {
 	return b.String()
 }
 
-// GetJSON is Get answered as JSON (encodeAnswer) with the entity's ETag. On a driver with a DataVersion it
-// is served from the read cache while the database is unchanged. The bytes returned
-// are shared: the caller must not change them. Errors as Get.
+// GetJSON is Get answered as JSON (encodeAnswer) with the entity's ETag. On a driver
+// with a DataVersion it is served from the read cache while the database is unchanged.
+// The bytes returned are shared: the caller must not change them. Errors as Get.
 func (s *Entities) GetJSON(ctx context.Context, p *meridian.Principal, kind string, key Key, o GetOptions) ([]byte, string, error) {
 	dv, ok := s.db.(DataVersioner)
 	var (
